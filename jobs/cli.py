@@ -184,6 +184,14 @@ def sweep(
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     progress: Annotated[bool, typer.Option(help="Live progress (off: one plain line per shard).")] = True,
     reduce_after: Annotated[bool, typer.Option("--reduce/--no-reduce", help="Build the leaderboard at the end.")] = True,
+    personas: Annotated[
+        str | None,
+        typer.Option(
+            "--personas",
+            help="Emulated vendors only: `demo` or a YAML file of per-model/vendor biases "
+            "(leniency, noise, self_bias, recall, false_flag_rate) the emulated judges answer with.",
+        ),
+    ] = None,
 ) -> None:
     """Grade every submission of a benchmark on Ray and write the run's tables.
 
@@ -198,7 +206,7 @@ def sweep(
         tribunal sweep examples/sample -s examples/sample/submissions -o runs --vendors emulated
     """
     from evalcore.config import load_config
-    from jobs.modes import vendor_mode
+    from jobs.modes import load_personas, vendor_mode
     from jobs.sweep import SweepOptions, run_sweep
 
     mode = _check_mode(vendors)
@@ -209,7 +217,8 @@ def sweep(
     console = Console(stderr=True)
     try:
         cfg = load_config(config, vendors=mode)  # type: ignore[arg-type]
-        with vendor_mode(cfg, mode) as run_cfg:  # type: ignore[arg-type]
+        panel = load_personas(personas, cfg, benchmark, submissions) if personas else None
+        with vendor_mode(cfg, mode, panel) as run_cfg:  # type: ignore[arg-type]
             opts = SweepOptions(
                 benchmark=benchmark, submissions=submissions, output=output, config=run_cfg,
                 vendors=mode, run_id=run_id, address=address, reuse=list(reuse or []),  # type: ignore[arg-type]
@@ -263,9 +272,11 @@ def demo(
 ) -> None:
     """The whole product on the sample benchmark with no keys: local Ray, emulated vendors.
 
-    Starts the three vendor emulators on 127.0.0.1 (answering with the offline heuristics),
-    sweeps examples/sample on a local Ray cluster into ./runs/, reduces, and prints the
-    leaderboard. Run it twice: the second run resumes and sends zero judge calls.
+    Starts the three vendor emulators on 127.0.0.1 (answering with the offline heuristics, each
+    judge with its own persona: a noisy OpenAI judge and auditor, a lenient xAI judge, an Anthropic
+    judge biased toward its own family), sweeps examples/sample on a local Ray cluster into
+    ./runs/, reduces, and prints the leaderboard. Run it twice: the second run resumes and sends
+    zero judge calls. Then try `tribunal calibrate runs/demo --labels examples/sample/ground_truth.json`.
     """
     from pathlib import Path
 
@@ -276,7 +287,7 @@ def demo(
     sweep(
         benchmark=str(root), submissions=str(root / "submissions"), output=output, vendors="emulated",
         address=address, run_id="demo", reuse=None, config=None, shard_size=4, max_in_flight=8,
-        endpoint_url=None, progress=True, reduce_after=True,
+        endpoint_url=None, progress=True, reduce_after=True, personas="demo",
     )
 
 

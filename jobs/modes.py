@@ -10,9 +10,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+import yaml
+from pydantic import ValidationError
 
 from evalcore.config import RateLimits, TribunalConfig
+from evalcore.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from evalcore.emulators.responders import PersonaSet
 
 Mode = Literal["real", "emulated", "offline"]
 
@@ -48,10 +56,54 @@ def server_limits(config: TribunalConfig, limits: RateLimits = EMULATED_LIMITS) 
     return out
 
 
+def load_personas(spec: str, config: TribunalConfig, benchmark: str, submissions: str) -> PersonaSet:
+    """The emulated panel's personas: `demo` (the built-in three) or a YAML/JSON file.
+
+    The file holds `{seed: int, personas: {<model or vendor>: {leniency, noise, self_bias, family,
+    recall, false_flag_rate, upholds_false_flags, rejects_real_flags}}}`. The submissions are read
+    once to fingerprint each one's deliverables with its system's family (`family_map`), which is
+    how a persona with a self-family bias recognises its own family's work.
+    """
+    from evalcore.benchmark.loader import load_benchmark
+    from evalcore.emulators.responders import DEMO_PERSONAS, PersonaSet, deliverables_fingerprint
+    from evalcore.schema import Submission
+    from evalcore.submissions import iter_submissions
+
+    if spec == "demo":
+        data: dict[str, object] = {"seed": config.seed, "personas": DEMO_PERSONAS}
+    else:
+        try:
+            raw = yaml.safe_load(Path(spec).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(spec, f"cannot read the personas file: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise InputError(spec, "a personas file is a mapping {seed, personas: {model or vendor: {...}}}")
+        data = {"seed": config.seed, **raw}
+    bench = load_benchmark(benchmark)
+    families: dict[str, str] = {}
+    for item in iter_submissions(submissions, bench.task_map(), excluded=bench.excluded_task_ids()):
+        if isinstance(item, Submission) and (family := config.family_of(item.system)) is not None:
+            present = [(n, d.text) for n, d in item.deliverables.items() if not d.missing]
+            families[deliverables_fingerprint(present)] = family
+    try:
+        return PersonaSet.model_validate({**data, "families": families})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise InputError(spec, f"invalid persona at {where}: {first['msg']}") from None
+
+
 @contextmanager
-def vendor_mode(config: TribunalConfig, mode: Mode) -> Iterator[TribunalConfig]:
-    """Yield the configuration to run with in `mode` (starting and stopping emulators if needed)."""
+def vendor_mode(
+    config: TribunalConfig, mode: Mode, personas: PersonaSet | None = None
+) -> Iterator[TribunalConfig]:
+    """Yield the configuration to run with in `mode` (starting and stopping emulators if needed).
+
+    `personas` (emulated mode only) bend the emulators' offline answers (`load_personas`).
+    """
     if mode != "emulated":
+        if personas is not None:
+            raise ConfigError("personas apply to emulated judges only: use --vendors emulated")
         yield config
         return
     from evalcore.emulators import EmulatorConfig, OfflineResponder, ServerLimits
@@ -64,7 +116,7 @@ def vendor_mode(config: TribunalConfig, mode: Mode) -> Iterator[TribunalConfig]:
         )
         for adapter, lim in server_limits(config).items()
     }
-    emus = start_in_thread(configs or None, responder=OfflineResponder())
+    emus = start_in_thread(configs or None, responder=OfflineResponder(personas))
     try:
         yield point_at_emulators(config, emus.endpoints)
     finally:
