@@ -267,7 +267,7 @@ class PersonaSet(BaseModel):
         out = []
         for d in answer["decisions"]:
             f = flags.get(int(d.get("flag_index", -1)), {})
-            deliverable, span = f.get("deliverable"), str(f.get("span", ""))
+            deliverable, span = str(f.get("deliverable") or ""), str(f.get("span", ""))
             if d.get("status") == "rejected" and self._false_flag(p, name, fp, deliverable, span):
                 material = self._u(name, "material", fp, deliverable, span) < 0.5
                 d = {**d, "status": "confirmed", "category": f.get("category") or "unsupported_specific",
