@@ -26,7 +26,7 @@ where the formula is 0/0: a panel that never disagrees is reported as agreeing, 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,6 +131,54 @@ def bootstrap_mean(
 ) -> Interval:
     """Mean of one sample with its percentile-bootstrap interval (units = the sample's elements)."""
     return bootstrap_ratio(values, None, rng=rng, n_resamples=n_resamples, confidence=confidence)[0]
+
+
+def bootstrap_statistic(
+    per_unit: npt.ArrayLike,
+    statistic: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = CONFIDENCE,
+) -> Interval:
+    """A statistic of summed per-unit counts, with its percentile-bootstrap interval.
+
+    `per_unit` is (k, n): k additive quantities of each of n units (e.g. a submission's four cells
+    of a judge-vs-expert 2×2 table); `statistic` maps resampled totals (B, k) to B values (NaN
+    where undefined). The same resampling as `bootstrap_ratio` (and scipy), for statistics that are
+    not a ratio of two sums: Cohen's κ against experts, a difference of two error rates.
+    """
+    x = np.atleast_2d(np.asarray(per_unit, dtype=np.float64))
+    k, n = x.shape
+    if n == 0:
+        return Interval(None, None, None, 0)
+    point = float(statistic(x.sum(axis=1)[None, :])[0])
+    if not np.isfinite(point):
+        return Interval(None, None, None, n)
+    counts = _resample_counts(rng, n, n_resamples)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = np.asarray(statistic(np.einsum("bi,ki->bk", counts, x)), dtype=np.float64)
+    boot = boot[np.isfinite(boot)]
+    if boot.size == 0:
+        return Interval(point, None, None, n)
+    alpha = (1.0 - confidence) / 2.0
+    lo, hi = sps.quantile(boot, [alpha, 1.0 - alpha])
+    return Interval(point, float(lo), float(hi), n)
+
+
+def kappa_from_cells(cells: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Cohen's κ of many 2×2 tables at once: `cells` is (B, 4) = (pp, pf, fp, ff) counts.
+
+    Vectorised `cohen_kappa_from_table` (same degenerate-case rule: perfect agreement is 1).
+    """
+    c = np.asarray(cells, dtype=np.float64)
+    total = c.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_o = (c[:, 0] + c[:, 3]) / total
+        a_pass, b_pass = (c[:, 0] + c[:, 1]) / total, (c[:, 0] + c[:, 2]) / total
+        p_e = a_pass * b_pass + (1 - a_pass) * (1 - b_pass)
+        kappa = (p_o - p_e) / (1 - p_e)
+    return np.where(p_o == 1.0, 1.0, kappa)
 
 
 # --------------------------------------------------------------------------------------------
