@@ -1,0 +1,80 @@
+"""`tribunal compare RUN_A RUN_B`: read two runs, compare them, show (and optionally write) the result.
+
+The I/O half; the rules live in `evalcore.compare` (pure). Both runs are reduced in memory (their
+folders are not written to), so comparing never changes a run.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from evalcore import fs
+from evalcore.compare import Comparison, compare_tables
+from evalcore.errors import StorageError
+from evalcore.reduce import Estimate
+from jobs.reduce import open_table, read_run_record, reduce_run
+
+
+def compare_runs(run_a: str, run_b: str, *, out: str | None = None, endpoint_override: str | None = None) -> Comparison:
+    """Compare run B with run A; write the comparison as JSON to `out` when given."""
+    records, tables, boards = [], [], []
+    for uri in (run_a, run_b):
+        records.append(read_run_record(uri, endpoint_override))
+        t = {name: open_table(uri, name, endpoint_override) for name in ("submissions", "verdicts", "flags")}
+        if t["submissions"] is None:
+            raise StorageError(f"{fs.join(uri, 'submissions')}: no graded submissions in this run yet")
+        tables.append(t)
+        boards.append(reduce_run(uri, write=False, endpoint_override=endpoint_override))
+    cmp = compare_tables(records[0], records[1], tables[0], tables[1], boards[0], boards[1])
+    if out:
+        fs.write_bytes_atomic(out, cmp.model_dump_json(indent=2).encode(), endpoint_override)
+    return cmp
+
+
+def _delta(e: Estimate) -> str:
+    if e.value is None:
+        return "—"
+    text = f"{100 * e.value:+.1f}"
+    if e.low is not None and e.high is not None:
+        text += f" [dim][{100 * e.low:+.0f}, {100 * e.high:+.0f}][/dim]"
+    return text
+
+
+def render_comparison(cmp: Comparison, console: Console | None = None) -> None:
+    """Print the comparison: verdict changes per judge, flags, score changes and ranks."""
+    out = console or Console()
+    out.print(f"[bold]Run {cmp.run_b} against run {cmp.run_a}[/]: {cmp.shared} submissions complete in both "
+              f"({cmp.only_a} in A only, {cmp.only_b} in B only).")
+    t = Table(title="Verdicts that changed", title_justify="left", box=box.SIMPLE_HEAVY)
+    for h in ("judge", "model A → B", "compared", "changed", "pass→fail", "fail→pass", "κ(A,B)"):
+        t.add_column(h, justify="left" if h in ("judge", "model A → B") else "right")
+    for j in cmp.judges:
+        model = j.model_a if j.model_a == j.model_b else f"{j.model_a} → {j.model_b}"
+        t.add_row(j.judge, str(model), str(j.compared), str(j.changed), str(j.pass_to_fail), str(j.fail_to_pass),
+                  "—" if j.kappa is None else f"{j.kappa:.2f}")
+    out.print(t)
+    if cmp.judges_only_a or cmp.judges_only_b:
+        out.print(f"judges only in A: {cmp.judges_only_a or '—'}; only in B: {cmp.judges_only_b or '—'}")
+    f = cmp.flags
+    out.print(f"Confirmed hallucinations on {f.audited_both} submissions audited in both "
+              f"(auditor {f.auditor_a} → {f.auditor_b}): A {f.confirmed_a} ({f.material_a} material), "
+              f"B {f.confirmed_b} ({f.material_b} material); upheld by both {f.upheld_both}, "
+              f"by A only {f.only_a}, by B only {f.only_b}. Audited in A only: {f.audited_a_only}, "
+              f"in B only: {f.audited_b_only}.")
+    t = Table(title="Scores (HC pass rate, points; Δ = B − A over shared tasks, 95% CI)", title_justify="left",
+              box=box.SIMPLE_HEAVY)
+    for h in ("system", "rank A", "rank B", "HC A", "HC B", "Δ HC", "Δ all-pass"):
+        t.add_column(h, justify="left" if h == "system" else "right")
+    for s in cmp.systems:
+        t.add_row(s.system + (" *" if s.system in cmp.rank_changed else ""),
+                  "—" if s.rank_a is None else str(s.rank_a), "—" if s.rank_b is None else str(s.rank_b),
+                  "—" if s.hc_pass_rate_a is None else f"{100 * s.hc_pass_rate_a:.1f}%",
+                  "—" if s.hc_pass_rate_b is None else f"{100 * s.hc_pass_rate_b:.1f}%",
+                  _delta(s.delta), _delta(s.all_pass_delta))
+    out.print(t)
+    tau = "—" if cmp.kendall_tau is None else f"{cmp.kendall_tau:.2f}"
+    out.print(f"Kendall τ of the two leaderboards: {tau}"
+              + (f" (p = {cmp.kendall_p:.2g})" if cmp.kendall_p is not None else "")
+              + f"; rank changed (*): {', '.join(cmp.rank_changed) or 'none'}")
