@@ -29,7 +29,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from evalcore import fs
+from evalcore.calibrate import Calibration
 from evalcore.reduce import ALL_AREAS, Estimate, Leaderboard, SystemScores, current_gradings
+from jobs.calibrate import load_calibration
 from jobs.reduce import open_table, read_run_record, reduce_run
 
 REPORT_HTML = "report.html"
@@ -325,8 +327,11 @@ def _num(value: float | None, digits: int = 2) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def render_report(lb: Leaderboard, detail: Mapping[str, Any], record: Mapping[str, Any] | None = None) -> str:
-    """The whole page as one HTML string (pure: no I/O)."""
+def render_report(
+    lb: Leaderboard, detail: Mapping[str, Any], record: Mapping[str, Any] | None = None,
+    calibration: Calibration | None = None,
+) -> str:
+    """The whole page as one HTML string (pure: no I/O); a calibration section when one is given."""
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))
     env.filters.update(pct=_pct, ci=_ci, num=_num, heat=heat)
     area_rows: dict[str, dict[str, SystemScores]] = defaultdict(dict)
@@ -345,6 +350,7 @@ def render_report(lb: Leaderboard, detail: Mapping[str, Any], record: Mapping[st
         judges=[j.judge for j in lb.judges.judges],
         detail=detail,
         data_json=_json_for_script(detail),
+        calibration=calibration,
         charts={
             "leaderboard": leaderboard_chart(lb.systems),
             "preference": preference_chart(lb),
@@ -364,7 +370,7 @@ def write_report(
     lb = leaderboard or reduce_run(run_uri, endpoint_override=endpoint_override)
     record = read_run_record(run_uri, endpoint_override)
     detail = collect_detail(run_uri, lb, limits, endpoint_override)
-    html = render_report(lb, detail, record)
+    html = render_report(lb, detail, record, load_calibration(run_uri, endpoint_override))
     uri = fs.join(run_uri, REPORT_HTML)
     fs.write_bytes_atomic(uri, html.encode("utf-8"), endpoint_override)
     return uri
