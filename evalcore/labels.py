@@ -86,9 +86,18 @@ class Labels(BaseModel):
         out += [{"type": "hallucination", **h.model_dump()} for h in self.hallucinations]
         return out
 
+    def to_table(self) -> pa.Table:
+        """The labels as one arrow table (the Parquet form: every column of both kinds, unused ones null)."""
+        return pa.Table.from_pylist(self.rows(), schema=LABELS_SCHEMA)
 
-def _validated(source: str, rows: Iterable[tuple[str, Mapping[str, Any]]]) -> Labels:
-    """Rows (with where each came from) to Labels; the first bad row is named with its field."""
+
+LABELS_SCHEMA = pa.schema([(name, pa.string()) for name in (
+    "type", "system", "task_id", "criterion_id", "verdict", "deliverable", "span", "category", "materiality")])
+"""Columns of a Parquet labels file."""
+
+
+def labels_from_rows(source: str, rows: Iterable[tuple[str, Mapping[str, Any]]]) -> Labels:
+    """Rows (each with where it came from, for errors) to Labels; the first bad row is named with its field."""
     verdicts: list[VerdictLabel] = []
     halls: list[HallucinationLabel] = []
     for where, row in rows:
@@ -144,7 +153,7 @@ def load_labels(uri: str, endpoint_override: str | None = None) -> Labels:
             table = pq.read_table(io.BytesIO(data))
         except (OSError, pa.ArrowInvalid) as exc:
             raise InputError(uri, f"not a readable Parquet file: {exc}") from None
-        return _validated(uri, ((f"{uri}: row {i + 1}", r) for i, r in enumerate(table.to_pylist())))
+        return labels_from_rows(uri, ((f"{uri}: row {i + 1}", r) for i, r in enumerate(table.to_pylist())))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -161,13 +170,13 @@ def load_labels(uri: str, endpoint_override: str | None = None) -> Labels:
                 if not isinstance(row, dict):
                     raise InputError(f"{uri}:{n}", "each line must be a JSON object")
                 yield f"{uri}:{n}", row
-        return _validated(uri, lines())
+        return labels_from_rows(uri, lines())
     if lower.endswith(".json"):
         try:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(uri, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-        return _validated(uri, _ground_truth_rows(uri, raw))
+        return labels_from_rows(uri, _ground_truth_rows(uri, raw))
     raise InputError(uri, "labels must be .jsonl, .parquet, or a ground-truth .json")
 
 
