@@ -11,9 +11,11 @@ from scipy import stats as sps
 from evalcore.stats import (
     bootstrap_mean,
     bootstrap_ratio,
+    bootstrap_statistic,
     cohen_kappa,
     cohen_kappa_from_table,
     fleiss_kappa,
+    kappa_from_cells,
     rng_for,
 )
 
@@ -212,3 +214,29 @@ def test_bootstrap_interval_contains_the_point_estimate(values: list[float], see
     assert est.low is not None and est.high is not None and est.value is not None
     assert est.low - 1e-12 <= est.value <= est.high + 1e-12
     assert 0.0 - 1e-12 <= est.low <= est.high <= 1.0 + 1e-12
+
+
+def test_bootstrap_statistic_of_kappa_equals_scipy_paired_percentile_bootstrap() -> None:
+    rng = np.random.default_rng(4)
+    cells = rng.integers(0, 6, (4, 120)).astype(float)  # per-submission (pp, pf, fp, ff) counts
+
+    def kappa(pp: np.ndarray, pf: np.ndarray, fp: np.ndarray, ff: np.ndarray, axis: int = -1) -> np.ndarray:
+        return kappa_from_cells(np.stack([x.sum(axis=axis) for x in (pp, pf, fp, ff)], axis=-1))
+
+    ours = bootstrap_statistic(cells, kappa_from_cells, rng=rng_for(2, "kappa"), n_resamples=400)
+    ref = sps.bootstrap(tuple(cells), kappa, paired=True, vectorized=True, method="percentile",
+                        n_resamples=400, rng=rng_for(2, "kappa"))
+    assert ours.value == pytest.approx(cohen_kappa_from_table(cells.sum(axis=1).reshape(2, 2)))
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+
+
+@given(st.lists(st.tuples(*[st.integers(0, 50)] * 4), min_size=1, max_size=20))
+def test_vectorised_kappa_equals_the_table_form(tables: list[tuple[int, int, int, int]]) -> None:
+    got = kappa_from_cells(np.asarray(tables, dtype=float))
+    for (pp, pf, fp, ff), k in zip(tables, got, strict=True):
+        ref = cohen_kappa_from_table([[pp, pf], [fp, ff]])
+        if ref is None or not np.isfinite(k):
+            assert ref is None or (pp + ff < pp + pf + fp + ff and not np.isfinite(k))
+        else:
+            assert k == pytest.approx(ref)
