@@ -80,6 +80,8 @@ class RunSpec:
     """judge -> family: that judge passes every criterion of that family's systems."""
     extra_tasks: list[tuple[str, str]] = field(default_factory=list)
     """(task_id, area) benchmark tasks no system submitted (missing for everyone)."""
+    judge_verdicts: Mapping[str, Mapping[str, Mapping[str, Mapping[str, str]]]] = field(default_factory=dict)
+    """judge -> system -> task -> criterion -> verdict: what that judge said instead of the truth."""
 
 
 def _family(system: str) -> str | None:
@@ -176,6 +178,7 @@ def _grading(
         rows = []
         for cid, truth in sorted(crits.items()):
             verdict = "pass" if lenient and judge in lenient else truth
+            verdict = spec.judge_verdicts.get(judge, {}).get(system, {}).get(task_id, {}).get(cid, verdict)
             reason = None
             if status == "incomplete" and judge == "anthropic" and cid == sorted(crits)[0]:
                 verdict, reason = "abstain", "timeout after 6 attempts"
