@@ -125,3 +125,38 @@ def test_calibrate_and_compare_commands_print_their_tables_and_report_shows_cali
     assert 'id="calibration"' in html and "Judges against the experts" in html
     res = cli.invoke(app, ["calibrate", runs["a"].run_uri, "--labels", str(runs["root"] / "missing.jsonl")])
     assert res.exit_code == 1 and "labels file not found" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("personas: {xai: {noise: 2}}", "invalid persona at personas.xai.noise"),
+        ("personas: {xai: {mood: grumpy}}", "invalid persona at personas.xai.mood"),
+        ("- just a list", "a personas file is a mapping"),
+    ],
+)
+def test_a_bad_personas_file_is_refused_naming_the_file_and_setting(tmp_path: Path, content: str, reason: str) -> None:
+    from evalcore.errors import InputError
+
+    path = tmp_path / "personas.yaml"
+    path.write_text(content)
+    with pytest.raises(InputError) as err:
+        load_personas(str(path), load_config(vendors="real"), str(SAMPLE), str(SAMPLE / "submissions"))
+    assert str(path) in str(err.value) and reason in str(err.value)
+
+
+def test_demo_personas_are_three_distinct_judges_and_recognise_each_familys_submissions() -> None:
+    panel = load_personas("demo", load_config(vendors="real"), str(SAMPLE), str(SAMPLE / "submissions"))
+    judges = [panel.personas[v] for v in ("openai", "xai", "anthropic")]
+    assert len({j.model_dump_json() for j in judges}) == 3 and not any(j.is_neutral() for j in judges)
+    # 3 of the 4 sample systems have a family (gpt-, claude-, grok-): 8 submissions each
+    assert sorted(panel.families.values()).count("anthropic") == 8 and len(panel.families) == 24
+
+
+def test_personas_are_refused_outside_emulated_mode() -> None:
+    from evalcore.emulators.responders import PersonaSet
+    from evalcore.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="emulated"), vendor_mode(load_config(vendors="offline"), "offline",
+                                                                    PersonaSet()):
+        pass
