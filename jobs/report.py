@@ -2,7 +2,8 @@
 
 The page holds everything inline: CSS, a small script, SVG charts drawn here in Python, and the
 drill-down data as JSON. Sections: leaderboard with 95% intervals (gated vs ungated), per-area
-heatmap, judge agreement, self-family preference, hallucinations by category, cost by vendor, and a
+heatmap, judge agreement, self-family preference, hallucinations by category, calibration against
+expert labels (when `tribunal calibrate` wrote calibration.json into the run), cost by vendor, and a
 drill-down from a system to its tasks to one submission's verdicts (every judge's reasoning) and
 confirmed flags (span and source evidence).
 

@@ -297,10 +297,10 @@ def _fix_merges(answer: dict[str, Any]) -> dict[str, Any]:
 
 
 DEMO_PERSONAS: dict[str, Persona] = {
-    "openai": Persona(noise=0.04, recall=0.85, false_flag_rate=0.01, upholds_false_flags=0.5),
-    "xai": Persona(leniency=0.2, noise=0.08),
+    "openai": Persona(leniency=0.15, noise=0.03, recall=0.85, false_flag_rate=0.01, upholds_false_flags=0.5),
+    "xai": Persona(noise=0.1),
     "anthropic": Persona(noise=0.03, self_bias=0.6),
 }
-"""The panel `tribunal demo` runs: a slightly noisy OpenAI judge (also the auditor: it misses some
-findings and raises a few false flags), a lenient, noisier xAI judge, and an Anthropic judge that
-passes its own family's work more often than the others do."""
+"""The panel `tribunal demo` runs: a lenient OpenAI judge (also the auditor: it misses some findings
+and raises a few false flags), a noisy xAI judge, and an Anthropic judge that passes its own
+family's work more often than the others do."""
