@@ -14,8 +14,8 @@ Rules (each figure names its population):
   passes). Overall and per practice area.
 * **Panel** — on complete gradings whose every criterion is labelled: the experts' all-pass (every
   criterion passes) against each judge's all-pass and against the panel's task score (the share
-  of judges passing everything). Error = mean |score − expert all-pass|; the panel beats a judge
-  when its error is lower. `panel_minus_best_judge` is the paired difference with the best
+  of judges passing everything), and against the panel's majority (task score ≥ 2/3). Error = mean
+  |score − expert all-pass|; the panel beats a judge when its error is lower. `panel_minus_best_judge` is the paired difference with the best
   single judge (negative: the panel is better).
 * **Auditor** — on labelled submissions the run audited: a confirmed flag is *true* when it
   matches a labelled hallucination (same deliverable, overlapping span: `labels.spans_match`).
@@ -72,6 +72,9 @@ class PanelCalibration(BaseModel):
     submissions: int = Field(description="Complete gradings with every criterion labelled.")
     expert_all_pass: int = Field(description="Of them, all-pass by the experts.")
     task_score_error: Estimate = Field(description="Mean |panel task score − expert all-pass|.")
+    majority_error: Estimate = Field(
+        description="Mean |panel majority all-pass (task score ≥ 2/3) − expert all-pass|: the panel as one verdict."
+    )
     judge_error: dict[str, Estimate] = Field(description="Per judge: mean |judge all-pass − expert all-pass|.")
     best_judge: str | None = None
     panel_minus_best_judge: Estimate = Field(description="Paired difference of errors (< 0: the panel is better).")
@@ -203,7 +206,9 @@ class _Calibrator:
             judge_fail[(sid, r["judge"])] |= r["verdict"] == "fail"
         subs = sorted(s for s, n in labelled.items() if s in graded and n == graded[s][0])
         expert = np.asarray([0.0 if expert_fail[s] else 1.0 for s in subs])
-        panel_err = np.abs(np.asarray([graded[s][1] for s in subs]) - expert)
+        scores = np.asarray([graded[s][1] for s in subs])
+        panel_err = np.abs(scores - expert)
+        majority_err = np.abs((scores >= 2 / 3 - 1e-9).astype(np.float64) - expert)
         judge_err = {j: np.abs(np.asarray([0.0 if judge_fail[(s, j)] else 1.0 for s in subs]) - expert) for j in judges}
         errors = {j: self.ratio(e, np.ones_like(e), PANEL, j) for j, e in judge_err.items()}
         best = min(judges, key=lambda j: (float(judge_err[j].mean()) if len(subs) else 0.0, j)) if judges else None
@@ -211,6 +216,7 @@ class _Calibrator:
         return PanelCalibration(
             submissions=len(subs), expert_all_pass=int(expert.sum()),
             task_score_error=self.ratio(panel_err, np.ones_like(panel_err), PANEL, "task_score"),
+            majority_error=self.ratio(majority_err, np.ones_like(majority_err), PANEL, "majority"),
             judge_error=errors, best_judge=best,
             panel_minus_best_judge=_estimate(stats.bootstrap_mean(diff, rng=self.rng(PANEL, "diff"),
                                                                   n_resamples=self.samples)),

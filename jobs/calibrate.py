@@ -79,7 +79,8 @@ def render_calibration(cal: Calibration, console: Console | None = None) -> None
     out.print(t)
     p = cal.panel
     out.print(f"Panel vs experts' all-pass on {p.submissions} fully labelled submissions "
-              f"({p.expert_all_pass} all-pass): panel task-score error {_ci(p.task_score_error)}; "
+              f"({p.expert_all_pass} all-pass): panel task-score error {_ci(p.task_score_error)}, "
+              f"majority all-pass error {_ci(p.majority_error)}; "
               + "; ".join(f"{j} {_ci(e)}" for j, e in p.judge_error.items())
               + (f"; panel − best judge ({p.best_judge}) {_ci(p.panel_minus_best_judge)}" if p.best_judge else ""))
     a = cal.auditor

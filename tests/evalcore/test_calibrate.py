@@ -93,6 +93,8 @@ def test_panel_error_is_the_lenient_judges_third_on_the_submissions_it_wrongly_p
     assert cal.panel.task_score_error.value == pytest.approx(len(wrong) / 3 / len(subs))
     assert cal.panel.judge_error["xai"].value == pytest.approx(len(wrong) / len(subs))
     assert cal.panel.judge_error["openai"].value == 0.0
+    # the lenient judge is outvoted: the panel's majority all-pass is the experts'
+    assert cal.panel.majority_error.value == 0.0
     # two perfect judges: the panel's sum is worse than the best single judge here
     assert cal.panel.panel_minus_best_judge.value == pytest.approx(len(wrong) / 3 / len(subs))
 
