@@ -140,7 +140,6 @@ def _judges(con: duckdb.DuckDBPyConnection) -> tuple[list[JudgeChange], list[str
                count(*) FILTER (WHERE va.verdict = 'fail' AND vb.verdict = 'pass'),
                count(*) FILTER (WHERE va.verdict = 'fail' AND vb.verdict = 'fail')
         FROM va JOIN vb USING (submission_id, criterion_id, judge)
-        WHERE submission_id IN (SELECT submission_id FROM cur_b)
         GROUP BY va.judge ORDER BY va.judge
         """
     ).fetchall()
