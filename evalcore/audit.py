@@ -10,7 +10,6 @@ confirmed flag does to the score, are rules in `evalcore.scoring`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore import grounding
@@ -18,22 +17,17 @@ from evalcore.calls import GradingContext, call_row
 from evalcore.config import PromptBudget, VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.prompts import RenderedPrompt, render_detect, render_verify
-from evalcore.schema import DetectedFlag, DetectionAnswer, Submission, Task, VerificationAnswer
-from evalcore.scoring import FlagOutcome
+from evalcore.schema import (
+    CallRow,
+    DetectedFlag,
+    DetectionAnswer,
+    FlagRow,
+    Submission,
+    Task,
+    VerificationAnswer,
+)
+from evalcore.scoring import AuditDone, AuditFailed
 from evalcore.vendors.base import Vendor
-
-
-@dataclass
-class AuditResult:
-    """Flag and call rows of one submission's audit; `error` set when the audit could not finish."""
-
-    flags: list[dict[str, object]] = field(default_factory=list)
-    calls: list[dict[str, object]] = field(default_factory=list)
-    error: str | None = None
-
-    def outcomes(self) -> list[FlagOutcome]:
-        """What the gate reads of each flag."""
-        return [FlagOutcome(str(f["status"]), f.get("materiality")) for f in self.flags]  # type: ignore[arg-type]
 
 
 def _deliverable_texts(submission: Submission) -> dict[str, str]:
@@ -103,24 +97,24 @@ async def run_audit(
     boundary: str,
     candidates: list[dict[str, Any]],
     detect: RenderedPrompt,
-) -> AuditResult:
-    """Stage 1 then Stage 2 for one submission; failures end the audit with `error` set.
+) -> AuditDone | AuditFailed:
+    """Stage 1 then Stage 2 for one submission: done with its flags, or failed with the reason.
 
-    `detect` is the Stage 1 prompt built from `candidates` (`detect_prompt`): the caller has it
-    already, having checked its size against the budget before paying for anything.
+    Either outcome carries the call rows it paid for. `detect` is the Stage 1 prompt built from
+    `candidates` (`detect_prompt`): the caller has it already, having checked its size against
+    the budget before paying for anything.
     """
-    res = AuditResult()
+    calls: list[CallRow] = []
     request = detect.request_for(cfg, budget.chars_per_token)
     [reply] = await auditor.complete_many([request], DetectionAnswer)
-    res.calls.append(call_row(ctx, cfg, request, reply))
+    calls.append(call_row(ctx, cfg, request, reply))
     if isinstance(reply, VendorError):
-        res.error = f"audit stage 1: {reply}"
-        return res
+        return AuditFailed(f"audit stage 1: {reply}", calls)
     detected = reply.output
     assert isinstance(detected, DetectionAnswer)
     flags = list(detected.flags)
     if not flags:
-        return res
+        return AuditDone([], calls)
 
     verify = render_verify(
         task_id=task.id,
@@ -143,33 +137,33 @@ async def run_audit(
                 billed_tokens=(u.input_tokens, u.cached_input_tokens, u.output_tokens, u.reasoning_tokens),
                 cost_usd=vreply.cost_usd,
             )
-    res.calls.append(call_row(ctx, cfg, vrequest, vreply))
+    calls.append(call_row(ctx, cfg, vrequest, vreply))
     if isinstance(vreply, VendorError):
-        res.error = f"audit stage 2: {vreply}"
-        return res
+        return AuditFailed(f"audit stage 2: {vreply}", calls)
     assert isinstance(vreply.output, VerificationAnswer)
     decisions = {d.flag_index: d for d in vreply.output.decisions}
     candidate_spans = {c.get("span") for c in candidates}
+    rows = []
     for i, f in enumerate(flags):
         d = decisions[i]
-        res.flags.append(
-            {
+        rows.append(
+            FlagRow(
                 **ctx.ids(),
-                "flag_index": i,
-                "deliverable": f.deliverable,
-                "span": f.span,
-                "location": f.location,
-                "category": d.category or f.category,
-                "evidence_document": f.evidence_document,
-                "evidence_passage": f.evidence_passage,
-                "explanation": f.explanation,
-                "origin": "grounding" if f.span in candidate_spans else "auditor",
-                "status": d.status,
-                "merged_into": d.merged_into,
-                "materiality": d.materiality if d.status == "confirmed" else None,
-                "rationale": d.rationale,
-                "auditor": cfg.name,
-                "auditor_model": cfg.model,
-            }
+                flag_index=i,
+                deliverable=f.deliverable,
+                span=f.span,
+                location=f.location,
+                category=d.category or f.category,
+                evidence_document=f.evidence_document,
+                evidence_passage=f.evidence_passage,
+                explanation=f.explanation,
+                origin="grounding" if f.span in candidate_spans else "auditor",
+                status=d.status,
+                merged_into=d.merged_into,
+                materiality=d.materiality if d.status == "confirmed" else None,
+                rationale=d.rationale,
+                auditor=cfg.name,
+                auditor_model=cfg.model,
+            )
         )
-    return res
+    return AuditDone(rows, calls)

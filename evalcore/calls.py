@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from evalcore.config import VendorConfig
 from evalcore.errors import VendorError
+from evalcore.schema import CallOutcome, CallRow
 from evalcore.vendors.base import JudgeReply, JudgeRequest
+
+
+class CallIds(TypedDict):
+    """The identity columns of a `calls` row (`schema.RowIdentity`)."""
+
+    run_id: str
+    grading_id: str
+    submission_id: str
+    system: str
+    task_id: str
+
+
+class GradingIds(CallIds):
+    """The identity columns of a verdict, flag or submission row (`schema.GradingRow`)."""
+
+    area: str
 
 
 @dataclass(frozen=True)
@@ -22,21 +40,28 @@ class GradingContext:
     task_id: str
     area: str
 
-    def ids(self) -> dict[str, object]:
+    def call_ids(self) -> CallIds:
+        """The identity columns every call row starts with.
+
+        Typed: a row is built as `CallRow(**ctx.call_ids(), ...)`, so the type checker sees every
+        keyword, and the row model (extra="forbid") refuses a misspelled one at run time.
+        """
+        return CallIds(
+            run_id=self.run_id,
+            grading_id=self.grading_id,
+            submission_id=self.submission_id,
+            system=self.system,
+            task_id=self.task_id,
+        )
+
+    def ids(self) -> GradingIds:
         """The identity columns every verdict, flag and submission row starts with."""
-        return {
-            "run_id": self.run_id,
-            "grading_id": self.grading_id,
-            "submission_id": self.submission_id,
-            "system": self.system,
-            "task_id": self.task_id,
-            "area": self.area,
-        }
+        return GradingIds(**self.call_ids(), area=self.area)
 
 
-def total_cost(calls: list[dict[str, object]]) -> float:
+def total_cost(calls: Iterable[CallRow]) -> float:
     """USD paid for a list of call rows (reused calls cost 0)."""
-    return sum(cast(float, c["cost_usd"]) for c in calls)
+    return sum(c.cost_usd for c in calls)
 
 
 def call_row(
@@ -47,24 +72,21 @@ def call_row(
     *,
     criterion_id: str | None = None,
     started_at: float | None = None,
-) -> dict[str, object]:
-    """One `calls` row (as a dict matching `schema.CallRow`) for a reply or a final failure."""
-    ids = ctx.ids()
-    del ids["area"]  # calls are per vendor request; the area comes with the submission
-    base: dict[str, object] = {
-        **ids,
-        "request_hash": request.request_hash,
-        "vendor": cfg.name,
-        "family": cfg.family,
-        "model": cfg.model,
-        "purpose": request.purpose,
-        "criterion_id": criterion_id,
-        "started_at": started_at if started_at is not None else time.time(),
-    }
+) -> CallRow:
+    """One `calls` row for a reply or a final failure (calls are per vendor request: no area)."""
+    started = started_at if started_at is not None else time.time()
     if isinstance(result, VendorError):
         tokens_in, cached, tokens_out, reasoning = result.billed_tokens
-        base.update(
-            outcome=result.kind.value,
+        return CallRow(
+            **ctx.call_ids(),
+            request_hash=request.request_hash,
+            vendor=cfg.name,
+            family=cfg.family,
+            model=cfg.model,
+            purpose=request.purpose,
+            criterion_id=criterion_id,
+            started_at=started,
+            outcome=cast(CallOutcome, result.kind.value),
             error=str(result),
             attempts=result.attempts,
             rate_limited=result.rate_limited,
@@ -79,8 +101,15 @@ def call_row(
             offline=cfg.adapter == "offline",
             response_json=None,
         )
-        return base
-    base.update(
+    return CallRow(
+        **ctx.call_ids(),
+        request_hash=request.request_hash,
+        vendor=cfg.name,
+        family=cfg.family,
+        model=cfg.model,
+        purpose=request.purpose,
+        criterion_id=criterion_id,
+        started_at=started,
         outcome="ok",
         error=None,
         attempts=result.attempts,
@@ -96,4 +125,3 @@ def call_row(
         offline=result.offline,
         response_json=result.output.model_dump_json(),
     )
-    return base

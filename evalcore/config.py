@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 
 from evalcore.errors import ConfigError
+from evalcore.scoring import PANEL_SIZE, AuditMode
 
 DEFAULTS_FILE = Path(__file__).with_name("config") / "defaults.yaml"
 
@@ -84,8 +85,8 @@ class VendorConfig(BaseModel):
 class AuditConfig(BaseModel):
     """Stage B settings."""
 
-    mode: Literal["scored", "always"] = Field(
-        default="scored", description="scored: audit only task score > 0 (the rule); always: debug."
+    mode: AuditMode = Field(
+        default=AuditMode.SCORED, description="scored: audit only task score > 0 (the rule); always: debug."
     )
     grounding_candidates: bool = Field(default=True, description="Give Stage 1 the grounding flags.")
 
@@ -114,10 +115,10 @@ class TribunalConfig(BaseModel):
     @field_validator("judges")
     @classmethod
     def _three_judges(cls, value: list[VendorConfig]) -> list[VendorConfig]:
-        if len(value) != 3:
-            raise ValueError(f"the panel needs exactly 3 judges, got {len(value)}")
+        if len(value) != PANEL_SIZE:
+            raise ValueError(f"the panel needs exactly {PANEL_SIZE} judges, got {len(value)}")
         names = [v.name for v in value]
-        if len(set(names)) != 3:
+        if len(set(names)) != PANEL_SIZE:
             raise ValueError(f"judge names must be distinct, got {names}")
         return value
 

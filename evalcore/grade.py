@@ -10,15 +10,23 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from evalcore.audit import detect_prompt, grounding_candidates, run_audit
 from evalcore.calls import GradingContext, total_cost
 from evalcore.config import TribunalConfig
 from evalcore.panel import rubric_prompts, run_panel, too_long_reason, verdicts_by_judge
 from evalcore.prompts import new_boundary
-from evalcore.schema import Submission, SubmissionRow, Task
-from evalcore.scoring import score_submission, should_audit
+from evalcore.schema import CallRow, FlagRow, Submission, SubmissionRow, Task, VerdictRow
+from evalcore.scoring import (
+    AuditDone,
+    AuditMode,
+    AuditNotRun,
+    AuditOutcome,
+    SubmissionScores,
+    score_panel,
+    score_submission,
+    should_audit,
+)
 from evalcore.vendors.base import Vendor
 
 
@@ -26,15 +34,40 @@ from evalcore.vendors.base import Vendor
 class GradeResult:
     """Every row one grading produced; `submission` holds the scores derived from the others."""
 
-    submission: dict[str, object]
-    verdicts: list[dict[str, object]] = field(default_factory=list)
-    flags: list[dict[str, object]] = field(default_factory=list)
-    calls: list[dict[str, object]] = field(default_factory=list)
+    submission: SubmissionRow
+    verdicts: list[VerdictRow] = field(default_factory=list)
+    flags: list[FlagRow] = field(default_factory=list)
+    calls: list[CallRow] = field(default_factory=list)
 
     @property
     def row(self) -> SubmissionRow:
-        """The submission row as a validated model."""
-        return SubmissionRow.model_validate(self.submission)
+        """The submission row (kept for callers written against the earlier name)."""
+        return self.submission
+
+
+def submission_row(
+    ctx: GradingContext, submission: Submission, task: Task, scores: SubmissionScores, calls: list[CallRow]
+) -> SubmissionRow:
+    """The submission row: identity, content hash, and every column `scoring` derived."""
+    return SubmissionRow(
+        **ctx.ids(),
+        content_hash=submission.content_hash(),
+        n_criteria=len(task.criteria),
+        status=scores.status,
+        status_reason=scores.reason,
+        task_score=scores.task_score,
+        all_pass_judges=scores.all_pass_judges,
+        criterion_pass_rate=scores.criterion_pass_rate,
+        near_pass_1=scores.near_pass_1,
+        near_pass_2=scores.near_pass_2,
+        audited=scores.audited,
+        material_flags=scores.material,
+        minor_flags=scores.minor,
+        gated=scores.gated,
+        hc_score=scores.hc_score,
+        cost_usd=total_cost(calls),
+        graded_at=time.time(),
+    )
 
 
 async def grade_submission(
@@ -44,14 +77,15 @@ async def grade_submission(
     vendors: Mapping[str, Vendor] | None = None,
     *,
     run_id: str = "adhoc",
-    audit_mode: Literal["scored", "always"] | None = None,
+    audit_mode: AuditMode | None = None,
 ) -> GradeResult:
     """Grade `submission` of `task` with the panel and auditor named in `config`.
 
     `vendors` maps vendor config names (judges and auditor) to live vendors; when omitted they
     are created from `config` for this call and closed after it. Returns verdict, flag and call
     rows plus the submission row; never raises for judge failures (they become abstentions and
-    an incomplete submission, retried on resume).
+    an incomplete submission, retried on resume). Orchestration only: every decision (too long,
+    audit or not, status, scores) is a rule of `evalcore.scoring` or `panel.too_long_reason`.
     """
     if vendors is None:
         from evalcore.vendors.registry import create_vendor
@@ -73,14 +107,6 @@ async def grade_submission(
     )
     boundary = new_boundary()
     budget = config.prompt_budget
-    sub: dict[str, object] = {
-        **ctx.ids(),
-        "content_hash": submission.content_hash(),
-        "n_criteria": len(task.criteria),
-        "status": "complete",
-        "status_reason": None,
-    }
-    result = GradeResult(submission=sub)
 
     prompts = rubric_prompts(task, submission, boundary)
     candidates = grounding_candidates(task, submission) if config.audit.grounding_candidates else []
@@ -89,17 +115,14 @@ async def grade_submission(
         [detect], budget.audit_tokens, budget
     )
     if too_long:
-        sub.update(status="too_long", status_reason=too_long, graded_at=time.time())
-        return result
+        return GradeResult(submission_row(ctx, submission, task, SubmissionScores.too_long(too_long), []))
 
     judges = [(cfg, vendors[cfg.name]) for cfg in config.judges]
     panel = await run_panel(task, submission, prompts, judges, ctx, budget)
-    result.verdicts, result.calls = panel.verdicts, panel.calls
-    by_judge = verdicts_by_judge(panel.verdicts)
-    stage_a = score_submission(by_judge, None)
+    stage_a = score_panel(verdicts_by_judge(panel.verdicts))
 
-    flags = None
-    if stage_a.complete and stage_a.task_score is not None and should_audit(stage_a.task_score, mode):
+    audit: AuditOutcome = AuditNotRun()
+    if should_audit(stage_a, mode):
         audit = await run_audit(
             task,
             submission,
@@ -111,27 +134,11 @@ async def grade_submission(
             candidates=candidates,
             detect=detect,
         )
-        result.flags, result.calls = audit.flags, result.calls + audit.calls
-        if audit.error:
-            sub.update(status="incomplete", status_reason=audit.error)
-        else:
-            flags = audit.outcomes()
-
-    scores = score_submission(by_judge, flags)
-    if not scores.complete:
-        sub.update(status="incomplete", status_reason=scores.reason)
-    sub.update(
-        task_score=scores.task_score,
-        all_pass_judges=scores.all_pass_judges,
-        criterion_pass_rate=scores.criterion_pass_rate,
-        near_pass_1=scores.near_pass_1,
-        near_pass_2=scores.near_pass_2,
-        audited=scores.audited,
-        material_flags=scores.material,
-        minor_flags=scores.minor,
-        gated=scores.gated,
-        hc_score=scores.hc_score if sub["status"] == "complete" else None,
-        cost_usd=total_cost(result.calls),
-        graded_at=time.time(),
+    calls = [*panel.calls, *audit.calls]
+    scores = score_submission(stage_a, audit)
+    return GradeResult(
+        submission=submission_row(ctx, submission, task, scores, calls),
+        verdicts=panel.verdicts,
+        flags=list(audit.flags) if isinstance(audit, AuditDone) else [],
+        calls=calls,
     )
-    return result

@@ -8,25 +8,24 @@ reason), which `scoring.abstention_reason` turns into an incomplete submission.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 from evalcore.calls import GradingContext, call_row
 from evalcore.config import PromptBudget, VendorConfig
 from evalcore.errors import VendorError
 from evalcore.prompts import RenderedPrompt, render_rubric
-from evalcore.schema import Criterion, RubricAnswer, Submission, Task
-from evalcore.scoring import Verdict
+from evalcore.schema import CallRow, Criterion, RubricAnswer, Submission, Task, VerdictRow
+from evalcore.scoring import PanelVerdicts, Verdict
 from evalcore.vendors.base import Vendor
 
 
 @dataclass
 class PanelResult:
-    """Verdict and call rows of one submission's Stage A (dicts matching the row models)."""
+    """Verdict and call rows of one submission's Stage A."""
 
-    verdicts: list[dict[str, object]] = field(default_factory=list)
-    calls: list[dict[str, object]] = field(default_factory=list)
+    verdicts: list[VerdictRow] = field(default_factory=list)
+    calls: list[CallRow] = field(default_factory=list)
 
 
 def rubric_prompts(task: Task, submission: Submission, boundary: str) -> list[tuple[Criterion, RenderedPrompt]]:
@@ -82,21 +81,26 @@ async def run_panel(
         res = PanelResult()
         for (criterion, _), request, reply in zip(prompts, requests, replies, strict=True):
             res.calls.append(call_row(ctx, cfg, request, reply, criterion_id=criterion.id))
-            row: dict[str, object] = {
-                **ctx.ids(),
-                "criterion_id": criterion.id,
-                "judge": cfg.name,
-                "judge_family": cfg.family,
-                "judge_model": cfg.model,
-                "request_hash": request.request_hash,
-            }
+            verdict: Verdict
             if isinstance(reply, VendorError):
-                row.update(verdict="abstain", reasoning="", abstain_reason=str(reply))
+                verdict, reasoning, abstain_reason = "abstain", "", str(reply)
             else:
                 answer = reply.output
                 assert isinstance(answer, RubricAnswer)
-                row.update(verdict=answer.verdict, reasoning=answer.reasoning, abstain_reason=None)
-            res.verdicts.append(row)
+                verdict, reasoning, abstain_reason = answer.verdict, answer.reasoning, None
+            res.verdicts.append(
+                VerdictRow(
+                    **ctx.ids(),
+                    criterion_id=criterion.id,
+                    judge=cfg.name,
+                    judge_family=cfg.family,
+                    judge_model=cfg.model,
+                    verdict=verdict,
+                    reasoning=reasoning,
+                    abstain_reason=abstain_reason,
+                    request_hash=request.request_hash,
+                )
+            )
         return res
 
     parts = await asyncio.gather(*(one_judge(cfg, v) for cfg, v in judges))
@@ -107,15 +111,9 @@ async def run_panel(
     return out
 
 
-def verdicts_by_judge(
-    verdict_rows: Sequence[Mapping[str, object]],
-) -> dict[str, list[tuple[str, Verdict, str | None]]]:
-    """Group verdict rows as `scoring` expects: judge -> [(criterion_id, verdict, abstain_reason)]."""
+def verdicts_by_judge(verdict_rows: Sequence[VerdictRow]) -> PanelVerdicts:
+    """Group verdict rows as `scoring` reads them: judge -> [(criterion_id, verdict, abstain_reason)]."""
     out: dict[str, list[tuple[str, Verdict, str | None]]] = {}
     for r in verdict_rows:
-        reason = r.get("abstain_reason")
-        verdict = cast(Verdict, r["verdict"])
-        out.setdefault(str(r["judge"]), []).append(
-            (str(r["criterion_id"]), verdict, str(reason) if reason is not None else None)
-        )
+        out.setdefault(r.judge, []).append((r.criterion_id, r.verdict, r.abstain_reason))
     return out

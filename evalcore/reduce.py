@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore import stats
 from evalcore.config import TribunalConfig
+from evalcore.scoring import counted_materiality, is_passing
 from evalcore.store import arrow_schema
 
 ALL_AREAS = "ALL"
@@ -446,7 +447,7 @@ class _Reducer:
         ok = c.complete
         scored = int(ok.sum())
         audited = c.audited[ok].astype(np.float64)
-        passing = (c.task[ok] > 0).astype(np.float64)
+        passing = is_passing(c.task[ok]).astype(np.float64)
         ones = np.ones(scored)
         num = np.vstack([
             c.hc[ok], c.task[ok], c.crit[ok], c.np1[ok], c.np2[ok],
@@ -662,8 +663,8 @@ class _Reducer:
             counts[(origin, status, category, materiality)] += n
             by_origin[origin] += n
             by_status[status] += n
-            if status == "confirmed":
-                kind = "minor" if materiality == "minor" else "material"  # scoring's fail-safe rule
+            kind = counted_materiality(status, materiality)
+            if kind is not None:
                 by_cat[category][kind] += n
                 by_sys[system][category][kind] += n
         complete = pc.equal(cur.column("status"), "complete")

@@ -216,14 +216,28 @@ CallOutcome = Literal["ok", "rate_limited", "transient", "timeout", "bad_output"
 SubmissionStatus = Literal["complete", "incomplete", "too_long"]
 
 
-class CallRow(BaseModel):
-    """One logical judge call (after retries): what was asked, what it cost, what came back."""
+class RowIdentity(BaseModel):
+    """The identity columns that start every row of every table: which grading of which submission.
+
+    Every row model forbids unknown fields: a misspelled column is an error where the row is built,
+    never a value silently dropped in favour of the field's default.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     run_id: str = Field(description='Run that produced the row.')
     grading_id: str = Field(description='One grading of one submission (a resumed incomplete submission gets a new one).')
     submission_id: str = Field(description='`<system>::<task_id>`.')
     system: str = Field(description="Evaluated system (the folder name under the results root, or the manifest's system).")
     task_id: str = Field(description='Task id: its path under tasks/.')
+
+
+class CallRow(RowIdentity):
+    """One logical judge call (after retries): what was asked, what it cost, what came back.
+
+    Calls are per vendor request, so they carry the identity without the practice area.
+    """
+
     request_hash: str = Field(description='Semantic hash of the request (vendor, model, settings, template, inputs); resume and --reuse match on it.')
     vendor: str = Field(description='Configured vendor name (judge or auditor entry).')
     family: str = Field(description='Model family of the vendor.')
@@ -247,14 +261,9 @@ class CallRow(BaseModel):
     started_at: float = Field(default=0.0, description='Unix time the call started.')
 
 
-class GradingRow(BaseModel):
-    """The identity columns that start every verdict, flag and submission row."""
+class GradingRow(RowIdentity):
+    """The identity columns of every verdict, flag and submission row: the call identity plus the area."""
 
-    run_id: str = Field(description='Run that produced the row.')
-    grading_id: str = Field(description='One grading of one submission (a resumed incomplete submission gets a new one).')
-    submission_id: str = Field(description='`<system>::<task_id>`.')
-    system: str = Field(description="Evaluated system (the folder name under the results root, or the manifest's system).")
-    task_id: str = Field(description='Task id: its path under tasks/.')
     area: str = Field(description='Practice area: first component of the task id.')
 
 

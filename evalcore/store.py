@@ -74,10 +74,22 @@ def arrow_schema(table: str) -> pa.Schema:
     return pa.schema(fields)
 
 
-def rows_to_table(table: str, rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Validate rows against the row model and build an arrow table with the fixed schema."""
+Row = BaseModel | Mapping[str, Any]
+"""A row as built by the grading path (its table's model) or as a plain mapping (validated here)."""
+
+
+def _validated(model: type[BaseModel], table: str, row: Row) -> BaseModel:
+    if isinstance(row, BaseModel):
+        if type(row) is not model:
+            raise TypeError(f"a {type(row).__name__} cannot be written to the {table} table ({model.__name__})")
+        return row
+    return model.model_validate(dict(row))
+
+
+def rows_to_table(table: str, rows: Sequence[Row]) -> pa.Table:
+    """Rows (the table's model, or mappings validated against it) as an arrow table with the fixed schema."""
     model = TABLE_MODELS[table]
-    clean = [model.model_validate(dict(r)).model_dump() for r in rows]
+    clean = [_validated(model, table, r).model_dump() for r in rows]
     schema = arrow_schema(table)
     return pa.Table.from_pylist(clean, schema=schema)
 
@@ -88,14 +100,14 @@ def shard_name(index: int, submission_ids: Iterable[str]) -> str:
     return f"part-{index:06d}-{h}"
 
 
-def write_table_file(run_uri: str, table: str, name: str, rows: Sequence[Mapping[str, Any]]) -> None:
+def write_table_file(run_uri: str, table: str, name: str, rows: Sequence[Row]) -> None:
     """Write one file of a table whole (even with no rows: it then replaces an older version)."""
     buf = io.BytesIO()
     pq.write_table(rows_to_table(table, rows), buf, compression="zstd")
     fs.write_bytes_atomic(fs.join(run_uri, table, f"{name}.parquet"), buf.getvalue())
 
 
-def write_shard(run_uri: str, name: str, tables: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, int]:
+def write_shard(run_uri: str, name: str, tables: Mapping[str, Sequence[Row]]) -> dict[str, int]:
     """Write one shard of every table, `submissions` last; returns rows written per table."""
     written: dict[str, int] = {}
     for table in WRITE_ORDER:

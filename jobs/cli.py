@@ -154,8 +154,10 @@ def grade(
     if as_json:
         import json as _json
 
-        print(_json.dumps({"submission": result.submission, "verdicts": result.verdicts,
-                           "flags": result.flags, "calls": result.calls}, indent=1, default=str))
+        print(_json.dumps({"submission": result.submission.model_dump(mode="json"),
+                           "verdicts": [v.model_dump(mode="json") for v in result.verdicts],
+                           "flags": [f.model_dump(mode="json") for f in result.flags],
+                           "calls": [c.model_dump(mode="json") for c in result.calls]}, indent=1, default=str))
     else:
         render_grade(result, Console())
 

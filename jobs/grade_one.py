@@ -18,6 +18,7 @@ from evalcore.config import load_config
 from evalcore.errors import SubmissionError
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.schema import Deliverable, Submission, Task
+from evalcore.scoring import AuditMode
 from evalcore.submissions import complete_deliverables, deliverable_name, read_deliverable
 from evalcore.vendors.registry import create_vendor
 from jobs.modes import Mode, vendor_mode
@@ -57,7 +58,7 @@ def grade_one(
         assert isinstance(run_cfg, TribunalConfig)
         vendors = {v.name: create_vendor(v) for v in run_cfg.vendors()}
         try:
-            return await grade_submission(task, submission, run_cfg, vendors, audit_mode=audit)
+            return await grade_submission(task, submission, run_cfg, vendors, audit_mode=AuditMode(audit))
         finally:
             for v in vendors.values():
                 await v.aclose()
@@ -72,27 +73,27 @@ def render_grade(result: GradeResult, console: Console) -> None:
     for col in ("criterion", "judge", "verdict", "reasoning"):
         verdicts.add_column(col, overflow="fold")
     style = {"pass": "green", "fail": "red", "abstain": "yellow"}
-    for v in sorted(result.verdicts, key=lambda r: (str(r["criterion_id"]), str(r["judge"]))):
-        verdict = str(v["verdict"])
+    for v in sorted(result.verdicts, key=lambda r: (r.criterion_id, r.judge)):
         verdicts.add_row(
-            str(v["criterion_id"]), str(v["judge"]), f"[{style[verdict]}]{verdict}[/]",
-            str(v["reasoning"] or v.get("abstain_reason") or ""),
+            v.criterion_id, v.judge, f"[{style[v.verdict]}]{v.verdict}[/]", v.reasoning or v.abstain_reason or "",
         )
     console.print(verdicts)
     sub = result.submission
-    if not sub.get("audited"):
+    if not sub.audited:
         console.print("[dim]Stage B: not audited (task score 0, or incomplete); use --audit always to debug.[/]")
     else:
         flags = Table(title="Stage B: hallucination flags (stage 1 as raised, stage 2 decision)", show_lines=True)
         for col in ("#", "span", "category", "evidence", "stage 2", "rationale"):
             flags.add_column(col, overflow="fold")
         for f in result.flags:
-            evidence = f"{f['evidence_document']}: {f['evidence_passage']}" if f["evidence_document"] else "(no support in the sources)"
-            decision = f"{f['status']}" + (f" / {f['materiality']}" if f["materiality"] else "")
-            flags.add_row(str(f["flag_index"]), str(f["span"]), str(f["category"]), evidence, decision, str(f["rationale"]))
+            evidence = f"{f.evidence_document}: {f.evidence_passage}" if f.evidence_document else "(no support in the sources)"
+            decision = f.status + (f" / {f.materiality}" if f.materiality else "")
+            flags.add_row(str(f.flag_index), f.span, f.category, evidence, decision, f.rationale)
         console.print(flags if result.flags else "[green]Stage B: no flags raised.[/]")
     scores = Table(title="Scores", show_header=False)
-    for key in ("status", "status_reason", "task_score", "all_pass_judges", "criterion_pass_rate", "near_pass_1",
-                "near_pass_2", "audited", "material_flags", "minor_flags", "gated", "hc_score", "cost_usd"):
-        scores.add_row(key, str(sub.get(key)))
+    shown = sub.model_dump(include={"status", "status_reason", "task_score", "all_pass_judges", "criterion_pass_rate",
+                                    "near_pass_1", "near_pass_2", "audited", "material_flags", "minor_flags", "gated",
+                                    "hc_score", "cost_usd"})
+    for key, value in shown.items():
+        scores.add_row(key, str(value))
     console.print(scores)

@@ -232,22 +232,22 @@ def grade_shard(
         )
 
     results = asyncio.run(run_all())
-    tables: dict[str, list[dict[str, object]]] = {"submissions": [], "verdicts": [], "flags": [], "calls": []}
-    for r in results:
-        tables["submissions"].append(r.submission)
-        tables["verdicts"].extend(r.verdicts)
-        tables["flags"].extend(r.flags)
-        tables["calls"].extend(r.calls)
-    write_shard(run_uri, name, tables)
-    statuses = [str(r.submission["status"]) for r in results]
+    calls = [c for r in results for c in r.calls]
+    write_shard(run_uri, name, {
+        "submissions": [r.submission for r in results],
+        "verdicts": [v for r in results for v in r.verdicts],
+        "flags": [f for r in results for f in r.flags],
+        "calls": calls,
+    })
+    statuses = [r.submission.status for r in results]
     return {
         "name": name,
         "graded": len(results),
         "complete": statuses.count("complete"),
         "incomplete": statuses.count("incomplete"),
         "too_long": statuses.count("too_long"),
-        "cost_usd": total_cost(tables["calls"]),
-        "calls": len(tables["calls"]),
+        "cost_usd": total_cost(calls),
+        "calls": len(calls),
         "node": ray.get_runtime_context().get_node_id(),
     }
 
@@ -513,7 +513,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     if not interrupted:
         # One file, rewritten by every complete pass over the inputs: a fixed rejection disappears
         # and a resumed run does not count a rejection twice. An interrupted pass saw only part.
-        write_table_file(run_uri, "rejected", "rejections", [r.model_dump() for r in rejected])
+        write_table_file(run_uri, "rejected", "rejections", rejected)
     summary.rejected = len(rejected)
     summary.rejections = [str(r) for r in rejected[:100]]
     for s in summary.vendor_stats.values():

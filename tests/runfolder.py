@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.config import load_config
-from evalcore.scoring import FlagOutcome, score_submission
+from evalcore.schema import FlagRow
+from evalcore.scoring import AuditDone, AuditNotRun, score_panel, score_submission, should_audit
 from evalcore.store import write_json, write_shard
 
 JUDGES = (("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5"))
@@ -199,8 +200,8 @@ def _grading(
         tables["calls"] = [c for c in tables["calls"] if c["grading_id"] != gid]
         scores = None
     else:
-        pre = score_submission(by_judge, None)
-        audit = pre.complete and (audit_always or (pre.task_score or 0) > 0)
+        pre = score_panel(by_judge)
+        audit = should_audit(pre, "always" if audit_always else "scored")  # type: ignore[arg-type]
         flags = []
         if audit:
             for h in hallucinations:
@@ -224,7 +225,8 @@ def _grading(
                 )
             for purpose in ("detect", "verify"):
                 tables["calls"].append(_call(spec, gid, system, task_id, "auditor", purpose, None, attempt, reused))
-        scores = score_submission(by_judge, [FlagOutcome(s, m) for s, m, _ in flags] if audit else None)
+        gid_flags = [FlagRow.model_validate(f) for f in tables["flags"] if f["grading_id"] == gid]
+        scores = score_submission(pre, AuditDone(gid_flags) if audit else AuditNotRun())
     tables["submissions"].append(
         {
             "run_id": spec.run_id, "grading_id": gid, "submission_id": sid, "system": system, "task_id": task_id,

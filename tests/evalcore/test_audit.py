@@ -10,6 +10,7 @@ from evalcore.config import load_config
 from evalcore.emulators import EmulatedRequest, OpenAIEmulator, ScriptedResponder
 from evalcore.prompts import new_boundary, parse_prompt
 from evalcore.schema import Deliverable, FlagDecision, SourceDocument, Submission, Task, VerificationAnswer
+from evalcore.scoring import AuditFailed
 from evalcore.vendors.registry import create_vendor
 from jobs.modes import point_at_emulators
 
@@ -69,6 +70,6 @@ async def test_an_unusable_stage2_answer_makes_the_audit_fail_and_keeps_its_cost
                                   candidates=candidates, detect=detect_prompt(TASK, sub, candidates, boundary))
         finally:
             await auditor.aclose()
-    assert res.error and "not another confirmed flag" in res.error
-    verify = [c for c in res.calls if c["purpose"] == "verify"]
-    assert len(verify) == 1 and verify[0]["outcome"] == "bad_output" and verify[0]["cost_usd"] > 0
+    assert isinstance(res, AuditFailed) and "not another confirmed flag" in res.reason
+    verify = [c for c in res.calls if c.purpose == "verify"]
+    assert len(verify) == 1 and verify[0].outcome == "bad_output" and verify[0].cost_usd > 0

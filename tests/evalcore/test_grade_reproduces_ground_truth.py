@@ -102,7 +102,7 @@ def test_grading_the_sample_reproduces_every_ground_truth_score(graded) -> None:
 def test_unaudited_submissions_sent_no_audit_call_and_have_no_flags(graded) -> None:
     _, results, _ = graded
     for r in results:
-        purposes = {c["purpose"] for c in r.calls}
+        purposes = {c.purpose for c in r.calls}
         if r.row.audited:
             assert "detect" in purposes
         else:

@@ -6,18 +6,28 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalcore.schema import FlagRow
 from evalcore.scoring import (
+    AuditDone,
+    AuditFailed,
+    AuditMode,
+    AuditNotRun,
     FlagOutcome,
+    StageA,
+    SubmissionScores,
     abstention_reason,
     all_pass,
     count_confirmed,
+    counted_materiality,
     criterion_pass_rate,
     gate,
+    is_passing,
     near_pass,
-    score_submission,
+    score_panel,
     should_audit,
     task_score,
 )
+from evalcore.scoring import score_submission as _score_submission
 
 verdict = st.sampled_from(["pass", "fail"])
 JUDGES = ("openai", "xai", "anthropic")
@@ -32,8 +42,21 @@ def panels(draw: st.DrawFn, n_min: int = 1) -> dict[str, list[tuple[str, str, No
     }
 
 
+def _flag(status: str, materiality: str | None, index: int = 0) -> FlagRow:
+    return FlagRow(
+        run_id="r", grading_id="g", submission_id="s::t", system="s", task_id="t", area="a", flag_index=index,
+        deliverable="memo", span="x", location="l", category="contradiction", status=status,  # type: ignore[arg-type]
+        materiality=materiality, auditor="auditor", auditor_model="m",  # type: ignore[arg-type]
+    )
+
+
+def score_submission(panel, flags):
+    """The rules as the grading path applies them: a bare flag list is a finished audit, None no audit."""
+    return _score_submission(score_panel(panel), AuditNotRun() if flags is None else AuditDone(flags))
+
+
 flag = st.builds(
-    FlagOutcome,
+    _flag,
     status=st.sampled_from(["confirmed", "rejected", "merged"]),
     materiality=st.sampled_from(["material", "minor", None]),
 )
@@ -87,9 +110,31 @@ def test_near_pass_counts_judges_failing_at_most_k_criteria() -> None:
 
 
 def test_only_submissions_with_positive_score_are_audited() -> None:
-    assert not should_audit(0.0)
-    assert should_audit(1 / 3)
-    assert should_audit(0.0, "always")
+    assert not should_audit(StageA(None, task_score=0.0))
+    assert should_audit(StageA(None, task_score=1 / 3))
+    assert should_audit(StageA(None, task_score=0.0), AuditMode.ALWAYS)
+
+
+def test_an_incomplete_panel_is_never_audited_even_in_always_mode() -> None:
+    incomplete = StageA("xai abstained on C1: timeout")
+    assert not should_audit(incomplete) and not should_audit(incomplete, AuditMode.ALWAYS)
+
+
+def test_a_failed_audit_makes_the_submission_incomplete_with_a_null_hc_score() -> None:
+    stage_a = score_panel({j: [("C1", "pass", None)] for j in JUDGES})
+    s = _score_submission(stage_a, AuditFailed("audit stage 1: timeout"))
+    assert s.status == "incomplete" and s.reason == "audit stage 1: timeout"
+    assert s.task_score == 1.0 and s.hc_score is None and not s.audited and not s.gated
+
+
+def test_a_complete_audit_with_no_flags_keeps_the_score_and_counts_as_audited() -> None:
+    s = _score_submission(score_panel({j: [("C1", "pass", None)] for j in JUDGES}), AuditDone([]))
+    assert s.status == "complete" and s.audited and s.hc_score == 1.0
+
+
+def test_too_long_is_a_status_with_no_score() -> None:
+    s = SubmissionScores.too_long("rubric prompt needs ~200,000 tokens")
+    assert s.status == "too_long" and s.task_score is None and s.hc_score is None and not s.complete
 
 
 def test_gate_zeroes_score_on_confirmed_material_hallucination() -> None:
@@ -99,7 +144,7 @@ def test_gate_zeroes_score_on_confirmed_material_hallucination() -> None:
 
 def test_minor_hallucinations_never_change_a_score() -> None:
     panel = {j: [("C1", "pass", None)] for j in JUDGES}
-    s = score_submission(panel, [FlagOutcome("confirmed", "minor")] * 3)
+    s = score_submission(panel, [_flag("confirmed", "minor", i) for i in range(3)])
     assert s.hc_score == 1.0 and s.minor == 3 and s.material == 0 and not s.gated
 
 
@@ -144,3 +189,16 @@ def test_property_turning_a_fail_into_a_pass_never_lowers_a_score(panel, data) -
 def test_property_unaudited_submission_never_has_flags(panel) -> None:
     s = score_submission(panel, None)
     assert not s.audited and s.material == 0 and s.minor == 0 and not s.gated
+
+
+def test_passing_means_a_positive_task_score_for_one_score_or_an_array() -> None:
+    import numpy as np
+
+    assert not is_passing(0.0) and is_passing(1 / 3)
+    assert is_passing(np.array([0.0, 1 / 3, 1.0])).tolist() == [False, True, True]
+
+
+def test_counted_materiality_is_the_gate_rule_the_reduction_reads() -> None:
+    assert counted_materiality("confirmed", None) == "material"
+    assert counted_materiality("confirmed", "minor") == "minor"
+    assert counted_materiality("rejected", "material") is None and counted_materiality("merged", "minor") is None

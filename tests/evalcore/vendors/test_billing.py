@@ -21,4 +21,4 @@ async def test_bad_outputs_until_giving_up_are_billed_on_the_error_and_the_call_
     assert (again.billed_tokens, again.cost_usd, again.attempts) == (err.billed_tokens, err.cost_usd, 3)
     ctx = GradingContext("r", "g", "s::t", "s", "t", "a")
     row = call_row(ctx, vendor.cfg, request(), err)
-    assert row["outcome"] == "bad_output" and row["cost_usd"] == err.cost_usd and row["input_tokens"] == 300
+    assert row.outcome == "bad_output" and row.cost_usd == err.cost_usd and row.input_tokens == 300
