@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import MutableMapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from evalcore.errors import VendorError
 from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Usage, Vendor
@@ -30,16 +30,30 @@ class ReusingVendor:
         self.stored = stored
         self.run_id = run_id
         self.reused = 0
+        self.stale = 0
+        """Stored answers that no longer validated (each was paid again)."""
         self._inflight: dict[str, asyncio.Future[JudgeReply[BaseModel]]] = {}
 
     def _from_store(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T] | None:
+        """The stored answer, or None when there is none or it no longer validates.
+
+        A stored answer that does not fit today's output model (a model changed in a way its JSON
+        schema does not show, e.g. a validator) is dropped and the call is paid again: resume and
+        `--reuse` never crash on an old answer, and never serve one that is not valid now.
+        """
         hit = self.stored.get(request.request_hash)
         if hit is None:
             return None
         run_id, response_json = hit
+        try:
+            output = schema.model_validate_json(response_json)
+        except ValidationError:
+            self.stored.pop(request.request_hash, None)
+            self.stale += 1
+            return None
         self.reused += 1
         return JudgeReply[schema](  # type: ignore[valid-type]
-            output=schema.model_validate_json(response_json),
+            output=output,
             usage=Usage(),
             cost_usd=0.0,
             latency_s=0.0,
@@ -86,7 +100,7 @@ class ReusingVendor:
         return reply
 
     async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
-        """Concurrent `complete`; failures returned in place."""
+        """Concurrent `complete`; failures returned in place, never raised (the `Vendor` protocol)."""
 
         async def one(r: JudgeRequest) -> JudgeReply[T] | VendorError:
             try:

@@ -9,6 +9,7 @@ the renderer and is what the offline judge and the emulators' responders read pr
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -49,6 +50,17 @@ def template_hashes() -> dict[str, str]:
     return {
         f"{name}.{VERSION}": hashlib.sha256(text.encode()).hexdigest() for name, text in TEMPLATES.items()
     }
+
+
+@functools.cache
+def answer_schema_hash(schema: type[BaseModel]) -> str:
+    """sha256 of the JSON schema a judge is asked to answer in.
+
+    Part of every request hash: a stored answer is reused only for the answer shape it was given
+    in, so changing an output model (a new field, a narrowed value) pays for new answers instead
+    of serving stored ones that no longer fit.
+    """
+    return hashlib.sha256(json.dumps(schema.model_json_schema(), sort_keys=True).encode()).hexdigest()
 
 
 def new_boundary() -> str:
@@ -149,8 +161,9 @@ class RenderedPrompt:
         return int((len(self.system) + len(self.prefix) + len(self.suffix)) / chars_per_token) + 1
 
     def request_for(self, vendor: VendorConfig, chars_per_token: float = 4.0) -> JudgeRequest:
-        """Bind to one vendor: the request hash covers vendor settings, template and inputs."""
+        """Bind to one vendor: the request hash covers vendor settings, template, answer schema and inputs."""
         key = {
+            "answer_schema": answer_schema_hash(self.schema),
             "vendor": vendor.name,
             "adapter": vendor.adapter,
             "model": vendor.model,

@@ -7,6 +7,7 @@ from evalcore.emulators import OfflineResponder, OpenAIEmulator
 from evalcore.prompts import new_boundary, render_rubric
 from evalcore.reuse import ReusingVendor
 from evalcore.schema import Criterion, Deliverable, RubricAnswer
+from evalcore.vendors.base import JudgeReply
 from evalcore.vendors.registry import create_vendor
 from jobs.modes import point_at_emulators
 
@@ -62,3 +63,38 @@ async def test_when_the_shared_call_fails_each_waiter_sends_its_own_request() ->
     errors = [r for r in results if isinstance(r, VendorError)]
     assert len(errors) == 1 and errors[0].attempts == 1  # fatal: the owner's call is not retried
     assert sum(1 for r in results if not isinstance(r, VendorError)) == 1
+
+
+def test_the_request_hash_covers_the_answer_schema() -> None:
+    import dataclasses
+
+    from pydantic import BaseModel
+
+    class RubricAnswerV2(BaseModel):
+        verdict: str
+        reasoning: str
+        confidence: float
+
+    judge = load_config(vendors="offline").judges[0]
+    crit = Criterion(id="C-001", title="Price", match_criteria="PASS if the memo states $1,250,000.")
+    rendered = render_rubric(task_id="a/t", instructions="Summarise.", criterion=crit,
+                             deliverables=[Deliverable(name="memo", text="x")], boundary=new_boundary())
+    changed = dataclasses.replace(rendered, schema=RubricAnswerV2)
+    assert rendered.request_for(judge).request_hash != changed.request_for(judge).request_hash
+
+
+async def test_a_stored_answer_that_no_longer_validates_is_paid_again_instead_of_raising() -> None:
+    async with OpenAIEmulator(responder=OfflineResponder()) as emu:
+        cfg = point_at_emulators(load_config(vendors="real"), {"openai": emu.base_url, "anthropic": "x", "xai": "x"})
+        judge = cfg.judges[0]
+        request = _request(judge)
+        stored = {request.request_hash: ("run-old", '{"verdict": "maybe", "reasoning": "an older answer shape"}')}
+        vendor = ReusingVendor(create_vendor(judge), stored, run_id="run-new")
+        try:
+            [reply] = await vendor.complete_many([request], RubricAnswer)
+        finally:
+            await vendor.aclose()
+        assert len(emu.requests) == 1  # paid again
+    assert isinstance(reply, JudgeReply) and reply.reused_from is None and reply.cost_usd > 0
+    assert vendor.stale == 1 and vendor.reused == 0
+    assert stored[request.request_hash][0] == "run-new"  # the fresh answer replaced the stale one
