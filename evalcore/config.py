@@ -1,5 +1,14 @@
 """Configuration: one model for the whole run, loaded from YAML and the environment.
 
+Sources, later ones winning key by key (mappings merge, lists and values replace):
+`config/defaults.yaml` → the user's YAML (`--config`) → `TRIBUNAL_<KEY>` environment variables
+(nested keys joined with `__`, e.g. `TRIBUNAL_AUDIT__MODE=always`, `TRIBUNAL_SEED=7`) → explicit
+overrides. pydantic-settings reads and merges them (`TribunalSettings`); the result is validated
+as a plain `TribunalConfig`, which is what every other module and run.json see.
+
+Every model forbids unknown keys: a misspelled key (`bootstrap_sample`, an auditor's `modle`) is
+an error naming the file, the key and its closest valid name, never a silently ignored setting.
+
 Secrets live only in the environment: a vendor names the variable holding its key
 (`api_key_env`), the key is read when the client is created and is never stored in a config
 object, serialised into run.json, logged or put into an exception.
@@ -7,20 +16,59 @@ object, serialised into run.json, logged or put into an exception.
 
 from __future__ import annotations
 
+import difflib
 import os
+import typing
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from evalcore.errors import ConfigError
 from evalcore.scoring import PANEL_SIZE, AuditMode
 
 DEFAULTS_FILE = Path(__file__).with_name("config") / "defaults.yaml"
+ENV_PREFIX = "TRIBUNAL_"
+ENV_NESTED_DELIMITER = "__"
 
 
-class Price(BaseModel):
+class VendorMode(StrEnum):
+    """Where the judges' answers come from (`--vendors`)."""
+
+    REAL = "real"
+    """The configured vendors, keys from the environment variables the configuration names."""
+    EMULATED = "emulated"
+    """Local emulators of each vendor's wire protocol, answering with the offline heuristics."""
+    OFFLINE = "offline"
+    """The in-process offline adapter: no network at all."""
+
+
+class _Strict(BaseModel):
+    """Base of every configuration model: an unknown key is an error, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Price(_Strict):
     """USD per 1M tokens."""
 
     input: float = 0.0
@@ -35,14 +83,14 @@ class Price(BaseModel):
         ) / 1_000_000
 
 
-class RateLimits(BaseModel):
+class RateLimits(_Strict):
     """A vendor's published limits for this account and model (the budget stays just under them)."""
 
     requests_per_minute: int = Field(default=600, gt=0)
     tokens_per_minute: int = Field(default=2_000_000, gt=0)
 
 
-class RetryPolicy(BaseModel):
+class RetryPolicy(_Strict):
     """One retry policy for every vendor (SDK retries are off)."""
 
     max_attempts: int = Field(default=6, ge=1)
@@ -52,11 +100,12 @@ class RetryPolicy(BaseModel):
     bad_output_retries: int = Field(default=2, ge=0)
 
 
-class VendorConfig(BaseModel):
+class VendorConfig(_Strict):
     """One judge or auditor: which adapter, which model, its settings, limits and prices."""
 
-    adapter: Literal["openai", "anthropic", "xai", "offline"] = Field(
-        description="Registry key of the adapter (evalcore.vendors.registry)."
+    adapter: str = Field(
+        description="Name of a registered adapter (evalcore.vendors.registry): openai, anthropic, xai, offline, "
+        "or any adapter registered with `@register(name)`."
     )
     name: str = Field(description="Name of this judge in tables (usually the vendor).")
     family: str = Field(description="Model family, for self-family preference (openai, xai, anthropic).")
@@ -74,6 +123,19 @@ class VendorConfig(BaseModel):
         default=64, gt=0, description="Attempts on the wire at once per vendor client (the budget sets the rate)."
     )
 
+    @field_validator("adapter")
+    @classmethod
+    def _registered_adapter(cls, value: str) -> str:
+        """Validated against the registry: registering an adapter is the only step to add a vendor."""
+        from evalcore.vendors.registry import adapters
+
+        known = adapters()
+        if value not in known:
+            close = difflib.get_close_matches(value, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown adapter {value!r}{hint}; registered adapters: {', '.join(known)}")
+        return value
+
     def api_key(self) -> SecretStr | None:
         """Read the key from the environment at the moment a client is built; never stored."""
         if not self.api_key_env:
@@ -82,7 +144,7 @@ class VendorConfig(BaseModel):
         return SecretStr(value) if value else None
 
 
-class AuditConfig(BaseModel):
+class AuditConfig(_Strict):
     """Stage B settings."""
 
     mode: AuditMode = Field(
@@ -91,7 +153,7 @@ class AuditConfig(BaseModel):
     grounding_candidates: bool = Field(default=True, description="Give Stage 1 the grounding flags.")
 
 
-class PromptBudget(BaseModel):
+class PromptBudget(_Strict):
     """Token budgets per prompt (estimated at 4 characters per token); over budget -> too_long."""
 
     rubric_tokens: int = 180_000
@@ -99,7 +161,7 @@ class PromptBudget(BaseModel):
     chars_per_token: float = 4.0
 
 
-class TribunalConfig(BaseModel):
+class TribunalConfig(_Strict):
     """Everything a run needs besides its inputs; recorded (without secrets) in run.json."""
 
     judges: list[VendorConfig]
@@ -152,44 +214,146 @@ class TribunalConfig(BaseModel):
         return self.model_dump(mode="json")
 
 
-def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in override.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _deep_merge(out[k], v)
+_YAML_FILES: ContextVar[tuple[Path, ...]] = ContextVar("tribunal_config_yaml_files", default=())
+
+
+class TribunalSettings(BaseSettings, TribunalConfig):
+    """`TribunalConfig` read by pydantic-settings: overrides, then the environment, then YAML files.
+
+    Used only by `load_config`: its result is re-validated as a plain `TribunalConfig`, so no other
+    code path (a worker validating the run's configuration, the reduction reading run.json) ever
+    reads the environment or a file behind the caller's back.
+    """
+
+    model_config = SettingsConfigDict(
+        extra="forbid", env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_NESTED_DELIMITER, case_sensitive=False
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Highest priority first: explicit overrides, TRIBUNAL_* variables, the user's YAML, the defaults."""
+        files = reversed(_YAML_FILES.get())
+        return (init_settings, env_settings, *(YamlConfigSettingsSource(settings_cls, yaml_file=f) for f in files))
+
+
+@contextmanager
+def _yaml_files(files: Sequence[Path]) -> Iterator[None]:
+    token = _YAML_FILES.set(tuple(files))
+    try:
+        yield
+    finally:
+        _YAML_FILES.reset(token)
+
+
+def _read_mapping(path: Path) -> dict[str, Any]:
+    """One YAML file, checked to be a mapping (its errors name the file)."""
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    return data
+
+
+def _model_at(loc: Sequence[int | str]) -> type[BaseModel] | None:
+    """The configuration model that holds the key at `loc` (list indices and dict keys skipped)."""
+    model: type[BaseModel] = TribunalConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        f = model.model_fields.get(part)
+        if f is None:
+            return None
+        inner = _model_in(f.annotation)
+        if inner is None:
+            return None
+        model = inner
+    return model
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _has_key(data: Any, loc: Sequence[int | str]) -> bool:
+    for part in loc:
+        if isinstance(part, int) and isinstance(data, list) and 0 <= part < len(data):
+            data = data[part]
+        elif isinstance(part, str) and isinstance(data, Mapping) and part in data:
+            data = data[part]
         else:
-            out[k] = v
-    return out
+            return False
+    return True
+
+
+def _env_name(loc: Sequence[int | str]) -> str:
+    return ENV_PREFIX + ENV_NESTED_DELIMITER.join(str(p).upper() for p in loc if isinstance(p, str))
+
+
+def explain(exc: ValidationError, sources: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
+    """A validation error as `source: key: reason` lines a user can act on.
+
+    `sources` are (name, data) pairs, highest priority first; each problem names the first source
+    holding the key (else the environment variable that would). An unknown key also gets its
+    closest valid name (difflib), so `bootstrap_sample` points at `bootstrap_samples`.
+    """
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        dotted = ".".join(str(p) for p in loc) or "(top level)"
+        if err["type"] == "extra_forbidden":  # only the source that set the key holds it
+            where = next((name for name, data in sources if _has_key(data, loc)), None)
+        else:  # a missing or bad value: the source holding the longest part of its path
+            where = next((name for n in range(len(loc), 0, -1) for name, data in sources if _has_key(data, loc[:n])), None)
+        if where is None and loc:
+            where = f"environment {_env_name(loc)}"
+        if err["type"] == "extra_forbidden" and loc:
+            model = _model_at(loc[:-1])
+            valid = list(model.model_fields) if model is not None else []
+            close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; valid keys: {', '.join(valid)}"
+            lines.append(f"{where or 'configuration'}: unknown key {dotted!r}{hint}")
+        else:
+            lines.append(f"{where or 'configuration'}: {dotted}: {err['msg']}")
+    return "\n".join(lines)
 
 
 def load_config(
     path: str | Path | None = None,
     *,
-    vendors: Literal["real", "emulated", "offline"] = "real",
+    vendors: VendorMode = VendorMode.REAL,
     overrides: dict[str, Any] | None = None,
 ) -> TribunalConfig:
-    """Load defaults.yaml, then the user's YAML, then overrides; `vendors` picks a preset.
+    """Load defaults.yaml, the user's YAML, TRIBUNAL_* variables, then overrides; `vendors` picks a preset.
 
     `offline` swaps every judge and the auditor to the in-process offline adapter (keeping
     names and families so tables look the same); `emulated` keeps the real adapters and expects
     endpoints to be filled in by whoever started the emulators.
     """
+    files = [DEFAULTS_FILE] + ([Path(path)] if path is not None else [])
+    data = {str(f): _read_mapping(f) for f in files}
     try:
-        data: dict[str, Any] = yaml.safe_load(DEFAULTS_FILE.read_text()) or {}
-        if path is not None:
-            user = yaml.safe_load(Path(path).read_text()) or {}
-            if not isinstance(user, dict):
-                raise ConfigError(f"{path}: top level must be a mapping")
-            data = _deep_merge(data, user)
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path or DEFAULTS_FILE}: {exc}") from exc
-    if overrides:
-        data = _deep_merge(data, overrides)
-    try:
-        cfg = TribunalConfig.model_validate(data)
-    except Exception as exc:
-        raise ConfigError(f"{path or DEFAULTS_FILE}: invalid configuration: {exc}") from exc
-    if vendors == "offline":
+        with _yaml_files(files):
+            loaded = TribunalSettings(**(overrides or {}))
+        cfg = TribunalConfig.model_validate(loaded.model_dump())
+    except ValidationError as exc:
+        sources = [("overrides", overrides or {}), *reversed(list(data.items()))]
+        raise ConfigError(f"invalid configuration:\n{explain(exc, sources)}") from exc
+    if vendors == VendorMode.OFFLINE:
         cfg = cfg.model_copy(
             update={
                 "judges": [j.model_copy(update={"adapter": "offline"}) for j in cfg.judges],

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +43,13 @@ TABLE_MODELS: dict[str, type[BaseModel]] = {
 WRITE_ORDER: tuple[TableName, ...] = ("rejected", "calls", "verdicts", "flags", "submissions")
 SUCCESS = "_SUCCESS.json"
 RUN_RECORD = "run.json"
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""A run id is one folder name under the output: no separator, no leading dot (so never `..`)."""
+
+
+def valid_run_id(run_id: str) -> bool:
+    """True when `run_id` names one folder under the output and nothing else."""
+    return RUN_ID_PATTERN.fullmatch(run_id) is not None
 
 
 def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:

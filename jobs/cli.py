@@ -14,7 +14,10 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's fork notices are nois
 import typer
 from rich.console import Console
 
+from evalcore.config import VendorMode
 from evalcore.errors import TribunalError
+from evalcore.scoring import AuditMode
+from evalcore.store import valid_run_id
 from evalcore.validate import render
 from evalcore.validate import validate as run_validation
 
@@ -99,9 +102,10 @@ def validate(
 # ----------------------------------------------------------------------------------------------
 
 VendorsOpt = Annotated[
-    str,
+    VendorMode,
     typer.Option(
         "--vendors",
+        case_sensitive=False,
         help="real: the configured vendors (keys from the env vars named in the config); "
         "emulated: local emulators of each vendor's wire protocol, started for this command, answering "
         "with the offline heuristics; offline: in-process offline judges, no network.",
@@ -112,10 +116,14 @@ ConfigOpt = Annotated[
 ]
 
 
-def _check_mode(mode: str) -> str:
-    if mode not in ("real", "emulated", "offline"):
-        raise typer.BadParameter(f"--vendors must be real, emulated or offline, not {mode!r}")
-    return mode
+def _check_run_id(value: str | None) -> str | None:
+    """A run id is one folder name under --output: it can never name a path outside it."""
+    if value is not None and not valid_run_id(value):
+        raise typer.BadParameter(
+            f"{value!r} is not a run id: use 1-128 letters, digits, '.', '_' or '-', starting with a letter "
+            "or digit (a run id is one folder under --output, never a path)"
+        )
+    return value
 
 
 @app.command()
@@ -124,10 +132,11 @@ def grade(
     deliverable: Annotated[
         list[str], typer.Option("--deliverable", "-d", help="A deliverable file (repeat for several).")
     ],
-    vendors: VendorsOpt = "offline",
+    vendors: VendorsOpt = VendorMode.OFFLINE,
     audit: Annotated[
-        str, typer.Option("--audit", help="scored: audit only when task score > 0 (the rule); always: debug.")
-    ] = "scored",
+        AuditMode,
+        typer.Option("--audit", case_sensitive=False, help="scored: audit only when task score > 0 (the rule); always: debug."),
+    ] = AuditMode.SCORED,
     config: ConfigOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print every row as JSON.")] = False,
 ) -> None:
@@ -143,11 +152,8 @@ def grade(
     """
     from jobs.grade_one import grade_one, render_grade
 
-    mode = _check_mode(vendors)
-    if audit not in ("scored", "always"):
-        raise typer.BadParameter("--audit must be scored or always")
     try:
-        result = grade_one(task_dir, deliverable, mode, audit, config)  # type: ignore[arg-type]
+        result = grade_one(task_dir, deliverable, vendors, audit, config)
     except TribunalError as exc:
         Console(stderr=True).print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc
@@ -169,20 +175,25 @@ def sweep(
         str, typer.Option("--submissions", "-s", help="Results folder or .jsonl/.parquet manifest.")
     ],
     output: Annotated[str, typer.Option("--output", "-o", help="Folder or s3:// prefix for runs.")] = "runs",
-    vendors: VendorsOpt = "real",
+    vendors: VendorsOpt = VendorMode.REAL,
     address: Annotated[
         str, typer.Option("--address", help="local (start Ray here), auto (attach), or ray://host:10001.")
     ] = "local",
     run_id: Annotated[
-        str | None, typer.Option("--run-id", help="Default: derived from benchmark, submissions and config.")
+        str | None,
+        typer.Option(
+            "--run-id", callback=_check_run_id,
+            help="A folder name under --output (letters, digits, . _ -). Default: derived from benchmark, "
+            "submissions and config.",
+        ),
     ] = None,
     reuse: Annotated[
         list[str] | None,
         typer.Option("--reuse", help="Reuse paid calls of another run (id under --output, or a URI). Repeatable."),
     ] = None,
     config: ConfigOpt = None,
-    shard_size: Annotated[int, typer.Option(help="Submissions per Ray task and per Parquet shard.")] = 8,
-    max_in_flight: Annotated[int, typer.Option(help="Shards in flight at once (bounds memory).")] = 8,
+    shard_size: Annotated[int, typer.Option(min=1, help="Submissions per Ray task and per Parquet shard.")] = 8,
+    max_in_flight: Annotated[int, typer.Option(min=1, help="Shards in flight at once (bounds memory).")] = 8,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     progress: Annotated[bool, typer.Option(help="Live progress (off: one plain line per shard).")] = True,
     reduce_after: Annotated[bool, typer.Option("--reduce/--no-reduce", help="Build the leaderboard at the end.")] = True,
@@ -211,19 +222,18 @@ def sweep(
     from jobs.modes import load_personas, vendor_mode
     from jobs.sweep import SweepOptions, run_sweep
 
-    mode = _check_mode(vendors)
     if endpoint_url:
         import os
 
         os.environ["AWS_ENDPOINT_URL_S3"] = endpoint_url
     console = Console(stderr=True)
     try:
-        cfg = load_config(config, vendors=mode)  # type: ignore[arg-type]
+        cfg = load_config(config, vendors=vendors)
         panel = load_personas(personas, cfg, benchmark, submissions) if personas else None
-        with vendor_mode(cfg, mode, panel) as run_cfg:  # type: ignore[arg-type]
+        with vendor_mode(cfg, vendors, panel) as run_cfg:
             opts = SweepOptions(
                 benchmark=benchmark, submissions=submissions, output=output, config=run_cfg,
-                vendors=mode, run_id=run_id, address=address, reuse=list(reuse or []),  # type: ignore[arg-type]
+                vendors=vendors, run_id=run_id, address=address, reuse=list(reuse or []),
                 shard_size=shard_size, max_in_flight=max_in_flight, progress=progress,
             )
             summary = run_sweep(opts, console)
@@ -287,7 +297,7 @@ def demo(
         Console(stderr=True).print(f"[red]error:[/] {root}: sample benchmark not found (run from a checkout)")
         raise typer.Exit(1)
     sweep(
-        benchmark=str(root), submissions=str(root / "submissions"), output=output, vendors="emulated",
+        benchmark=str(root), submissions=str(root / "submissions"), output=output, vendors=VendorMode.EMULATED,
         address=address, run_id="demo", reuse=None, config=None, shard_size=4, max_in_flight=8,
         endpoint_url=None, progress=True, reduce_after=True, personas="demo",
     )

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Literal
 
 from rich.console import Console
 from rich.table import Table
 
 from evalcore.benchmark.loader import load_task
-from evalcore.config import load_config
+from evalcore.config import VendorMode, load_config
 from evalcore.errors import SubmissionError
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.schema import Deliverable, Submission, Task
 from evalcore.scoring import AuditMode
 from evalcore.submissions import complete_deliverables, deliverable_name, read_deliverable
 from evalcore.vendors.registry import create_vendor
-from jobs.modes import Mode, vendor_mode
+from jobs.modes import vendor_mode
 
 
 def match_deliverables(task: Task, files: list[str]) -> dict[str, Deliverable]:
@@ -45,7 +44,7 @@ def match_deliverables(task: Task, files: list[str]) -> dict[str, Deliverable]:
 
 
 def grade_one(
-    task_dir: str, files: list[str], mode: Mode, audit: Literal["scored", "always"], config_path: str | None
+    task_dir: str, files: list[str], mode: VendorMode, audit: AuditMode, config_path: str | None
 ) -> GradeResult:
     """Grade one submission with the chosen vendors; returns every row."""
     task = load_task(task_dir)
@@ -58,7 +57,7 @@ def grade_one(
         assert isinstance(run_cfg, TribunalConfig)
         vendors = {v.name: create_vendor(v) for v in run_cfg.vendors()}
         try:
-            return await grade_submission(task, submission, run_cfg, vendors, audit_mode=AuditMode(audit))
+            return await grade_submission(task, submission, run_cfg, vendors, audit_mode=audit)
         finally:
             for v in vendors.values():
                 await v.aclose()

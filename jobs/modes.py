@@ -11,18 +11,16 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import yaml
 from pydantic import ValidationError
 
-from evalcore.config import RateLimits, TribunalConfig
+from evalcore.config import RateLimits, TribunalConfig, VendorMode
 from evalcore.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
     from evalcore.emulators.responders import PersonaSet
-
-Mode = Literal["real", "emulated", "offline"]
 
 EMULATED_LIMITS = RateLimits(requests_per_minute=6_000, tokens_per_minute=60_000_000)
 """Each emulated vendor's budget: high enough that the sample grades in seconds, and enforced by
@@ -95,13 +93,13 @@ def load_personas(spec: str, config: TribunalConfig, benchmark: str, submissions
 
 @contextmanager
 def vendor_mode(
-    config: TribunalConfig, mode: Mode, personas: PersonaSet | None = None
+    config: TribunalConfig, mode: VendorMode, personas: PersonaSet | None = None
 ) -> Iterator[TribunalConfig]:
     """Yield the configuration to run with in `mode` (starting and stopping emulators if needed).
 
     `personas` (emulated mode only) bend the emulators' offline answers (`load_personas`).
     """
-    if mode != "emulated":
+    if mode != VendorMode.EMULATED:
         if personas is not None:
             raise ConfigError("personas apply to emulated judges only: use --vendors emulated")
         yield config

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import ray
 from rich.console import Console
@@ -41,7 +41,7 @@ from rich.progress import (
 
 from evalcore import fs
 from evalcore.calls import total_cost
-from evalcore.config import TribunalConfig
+from evalcore.config import TribunalConfig, VendorMode
 from evalcore.errors import TribunalError
 from evalcore.grade import grade_submission
 from evalcore.prompts import template_hashes
@@ -52,14 +52,13 @@ from evalcore.store import (
     ResumeIndex,
     read_json,
     shard_name,
+    valid_run_id,
     write_json,
     write_shard,
     write_table_file,
 )
 from evalcore.vendors.preflight import preflight, raise_if_failed
 from jobs.actors import RemoteVendor, VendorActor
-
-VendorsMode = Literal["real", "emulated", "offline"]
 
 
 @dataclass
@@ -70,13 +69,22 @@ class SweepOptions:
     submissions: str
     output: str
     config: TribunalConfig
-    vendors: VendorsMode = "real"
+    vendors: VendorMode = VendorMode.REAL
     run_id: str | None = None
     address: str = "local"
     reuse: list[str] = field(default_factory=list)
     shard_size: int = 8
     max_in_flight: int = 8
     progress: bool = True
+
+    def __post_init__(self) -> None:
+        """The CLI validates these too; a library caller gets the same refusal, not a hang or an escape."""
+        if self.shard_size < 1:
+            raise TribunalError(f"shard_size: must be at least 1, got {self.shard_size}")
+        if self.max_in_flight < 1:
+            raise TribunalError(f"max_in_flight: must be at least 1, got {self.max_in_flight} (0 would wait forever)")
+        if self.run_id is not None and not valid_run_id(self.run_id):
+            raise TribunalError(f"run_id: {self.run_id!r} is not one folder name (letters, digits, . _ -)")
 
 
 @dataclass

@@ -9,11 +9,13 @@ vendor of that kind is created. anthropic alone costs over a second to import.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalcore.config import VendorConfig
 from evalcore.errors import ConfigError
 from evalcore.vendors.base import Vendor
+
+if TYPE_CHECKING:  # the configuration validates `adapter:` against this registry, so it imports us
+    from evalcore.config import VendorConfig
 
 AdapterFactory = Callable[..., Vendor]
 
@@ -21,7 +23,11 @@ _REGISTRY: dict[str, Callable[[], AdapterFactory]] = {}
 
 
 def register(name: str) -> Callable[[Callable[[], AdapterFactory]], Callable[[], AdapterFactory]]:
-    """Register a function that imports and returns the adapter class for `name`."""
+    """Register a function that imports and returns the adapter class for `name`.
+
+    This is the only step to add a vendor: from then on a configuration may say `adapter: name`
+    (the configuration validates adapter names against `adapters()`).
+    """
 
     def wrap(loader: Callable[[], AdapterFactory]) -> Callable[[], AdapterFactory]:
         if name in _REGISTRY:
