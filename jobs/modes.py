@@ -7,7 +7,6 @@ Why a context manager: emulated mode owns servers that must outlive the run and 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,26 +21,13 @@ from evalcore.errors import ConfigError, InputError
 if TYPE_CHECKING:
     from evalcore.emulators.responders import PersonaSet
 
-EMULATED_LIMITS = RateLimits(requests_per_minute=6_000, tokens_per_minute=60_000_000)
-"""Each emulated vendor's budget: high enough that the sample grades in seconds, and enforced by
-the emulators themselves, so every emulated run also exercises the budget against a server that
-answers 429 when it is exceeded."""
 
-
-def point_at_emulators(
-    config: TribunalConfig, endpoints: dict[str, str], limits: RateLimits | None = EMULATED_LIMITS
-) -> TribunalConfig:
-    """Every judge and the auditor aimed at the local emulator of its adapter, with a dummy key."""
-    from evalcore.emulators.serve import KEY_ENV, emulated_config
-
-    for env in KEY_ENV.values():
-        os.environ.setdefault(env, "emulated-key-not-a-secret")
-    return TribunalConfig.model_validate({**config.public_dict(), **emulated_config(endpoints, config, limits)})
-
-
-def server_limits(config: TribunalConfig, limits: RateLimits = EMULATED_LIMITS) -> dict[str, RateLimits]:
+def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> dict[str, RateLimits]:
     """What each emulator enforces: the sum of the budgets of the vendors pointed at it
     (the openai emulator serves the openai judge and the auditor)."""
+    from evalcore.emulators.serve import EMULATED_LIMITS  # the CLI's emulated mode: imported only here
+
+    limits = limits or EMULATED_LIMITS
     out: dict[str, RateLimits] = {}
     for v in config.vendors():
         if v.adapter == "offline":
@@ -106,6 +92,7 @@ def vendor_mode(
         return
     from evalcore.emulators import EmulatorConfig, OfflineResponder, ServerLimits
     from evalcore.emulators._set import start_in_thread
+    from evalcore.emulators.serve import point_at_emulators
 
     configs = {  # a bounded request log: the emulators live in the driver's process
         adapter: EmulatorConfig(

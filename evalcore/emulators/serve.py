@@ -8,6 +8,7 @@ file passed with `--config` (plus a dummy key in the environment).
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,6 +57,21 @@ def emulated_config(
         return out
 
     return {"judges": [point(j) for j in cfg.judges], "auditor": point(cfg.auditor)}
+
+
+EMULATED_LIMITS = RateLimits(requests_per_minute=6_000, tokens_per_minute=60_000_000)
+"""Each emulated vendor's budget: high enough that the sample grades in seconds, and enforced by
+the emulators themselves, so every emulated run also exercises the budget against a server that
+answers 429 when it is exceeded."""
+
+
+def point_at_emulators(
+    config: TribunalConfig, endpoints: dict[str, str], limits: RateLimits | None = EMULATED_LIMITS
+) -> TribunalConfig:
+    """Every judge and the auditor aimed at the local emulator of its adapter, with a dummy key."""
+    for env in KEY_ENV.values():
+        os.environ.setdefault(env, "emulated-key-not-a-secret")
+    return TribunalConfig.model_validate({**config.public_dict(), **emulated_config(endpoints, config, limits)})
 
 
 def emulator_config_from(

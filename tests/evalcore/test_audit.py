@@ -8,11 +8,11 @@ from evalcore.audit import check_decisions, detect_prompt, grounding_candidates,
 from evalcore.calls import GradingContext
 from evalcore.config import load_config
 from evalcore.emulators import EmulatedRequest, OpenAIEmulator, ScriptedResponder
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.prompts import new_boundary, parse_prompt
 from evalcore.schema import Deliverable, FlagDecision, SourceDocument, Submission, Task, VerificationAnswer
 from evalcore.scoring import AuditFailed
 from evalcore.vendors.registry import create_vendor
-from jobs.modes import point_at_emulators
 
 
 def _answer(*decisions: FlagDecision) -> VerificationAnswer:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from evalcore.config import load_config
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.grade import grade_submission
 from evalcore.prompts import parse_prompt
 from evalcore.schema import Criterion, Deliverable, SourceDocument, Submission, Task
 from evalcore.vendors.registry import create_vendor
-from jobs.modes import point_at_emulators
 
 TASK = Task(
     id="real-estate/psa/s1",

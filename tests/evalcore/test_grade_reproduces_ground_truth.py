@@ -15,13 +15,13 @@ from evalcore.benchmark.loader import load_benchmark
 from evalcore.config import load_config
 from evalcore.emulators import EmulatedRequest, ScriptedResponder
 from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.ground_truth import GroundTruth, expected_leaderboard, expected_scores, load_ground_truth
 from evalcore.prompts import parse_prompt
 from evalcore.store import write_json, write_shard
 from evalcore.submissions import load_submissions
 from evalcore.vendors.registry import create_vendor
-from jobs.modes import point_at_emulators
 from jobs.reduce import reduce_run
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from evalcore.config import load_config
 from evalcore.emulators import OfflineResponder, OpenAIEmulator
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.prompts import new_boundary, render_rubric
 from evalcore.reuse import ReusingVendor
 from evalcore.schema import Criterion, Deliverable, RubricAnswer
 from evalcore.vendors.base import JudgeReply
 from evalcore.vendors.registry import create_vendor
-from jobs.modes import point_at_emulators
 
 
 def _request(cfg, text: str = "The price is $1,250,000."):

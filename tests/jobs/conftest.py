@@ -49,6 +49,6 @@ def ray_local(s3_server: str) -> Iterator[None]:
 
 def emulated_config(endpoints: dict[str, str]) -> TribunalConfig:
     """The default panel aimed at local emulators (real adapters, real SDKs, dummy keys)."""
-    from jobs.modes import point_at_emulators
+    from evalcore.emulators.serve import point_at_emulators
 
     return point_at_emulators(load_config(vendors="real"), endpoints)
