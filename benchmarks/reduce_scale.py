@@ -40,8 +40,8 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalcore.config import load_config  # noqa: E402
-from evalcore.store import arrow_schema, write_json  # noqa: E402
+from evalcore.config import VendorMode, load_config  # noqa: E402
+from evalcore.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, arrow_schema, write_json  # noqa: E402
 
 JUDGES = [("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5")]
 FAMILIES = ["gpt", "claude", "grok", "other"]
@@ -75,18 +75,16 @@ def generate(run: Path, n_tasks: int, n_systems: int, n_criteria: int, seed: int
     criteria = np.array([f"C-{c:03d}" for c in range(1, n_criteria + 1)])
     reasons = [f"The deliverable {w} the requirement stated in the criterion (reason {k})."
                for k in range(200) for w in ("meets", "misses")]
-    cfg = load_config(vendors="offline")
-    cfg_dict = cfg.public_dict()
-    cfg_dict["family_map"] = {"gpt": "openai", "claude": "anthropic", "grok": "xai"}
-    write_json(
-        str(run / "run.json"),
-        {
-            "run_id": run_id, "created_at": 0.0, "code_version": "bench", "vendors": "offline",
-            "config": cfg_dict,
-            "benchmark": {"uri": "synthetic", "content_hash": "0" * 64, "tasks": [
-                {"id": t, "area": AREAS[a], "n_criteria": n_criteria} for t, a in zip(tasks, task_area, strict=True)]},
-        },
-    )
+    cfg = load_config(vendors="offline", overrides={"family_map": {"gpt": "openai", "claude": "anthropic", "grok": "xai"}})
+    RunRecord(
+        run_id=run_id, created_at=0.0, code_version="bench", vendors=VendorMode.OFFLINE,
+        config_fingerprint="0" * 64, config=cfg,
+        judges=[ModelRef(name=j.name, family=j.family, model=j.model) for j in cfg.judges],
+        auditor=ModelRef(name=cfg.auditor.name, model=cfg.auditor.model), prompt_hashes={},
+        benchmark=BenchmarkRef(uri="synthetic", content_hash="0" * 64, tasks=[
+            TaskRef(id=str(t), area=AREAS[a], n_criteria=n_criteria) for t, a in zip(tasks, task_area, strict=True)]),
+        submissions_uri="synthetic",
+    ).write(str(run))
     # submissions in stream order: (system, task) pairs, shard by SUBMISSIONS_PER_SHARD
     n_subs = n_tasks * n_systems
     counts = {"submissions": 0, "verdicts": 0, "calls": 0, "flags": 0}

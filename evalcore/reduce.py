@@ -38,9 +38,8 @@ import pyarrow.dataset as pads
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore import stats
-from evalcore.config import TribunalConfig
 from evalcore.scoring import counted_materiality, is_passing
-from evalcore.store import arrow_schema
+from evalcore.store import RunRecord, arrow_schema
 
 ALL_AREAS = "ALL"
 """The `area` value of a system's whole-benchmark row."""
@@ -225,24 +224,6 @@ class Leaderboard(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 
-class _TaskRef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    id: str
-    area: str
-    n_criteria: int | None = None
-
-
-class _RunRecord(BaseModel):
-    """The parts of run.json the reduction reads."""
-
-    model_config = ConfigDict(extra="ignore")
-    run_id: str = ""
-    code_version: str | None = None
-    vendors: str | None = None
-    config: dict[str, Any] = Field(default_factory=dict)
-    benchmark: dict[str, Any] = Field(default_factory=dict)
-
-
 _COLUMNS: dict[str, list[str]] = {
     "submissions": [
         "grading_id", "submission_id", "system", "task_id", "area", "status", "task_score",
@@ -264,20 +245,6 @@ def _source(name: str, source: TableSource | None) -> TableSource:
     if source is None:
         return arrow_schema(name).empty_table().select(_COLUMNS[name])
     return source
-
-
-def _run_config(record: _RunRecord) -> TribunalConfig:
-    """The run's configuration; a partial record (tests, old runs) falls back to defaults per field."""
-    try:
-        return TribunalConfig.model_validate(record.config)
-    except Exception:
-        defaults = TribunalConfig.model_fields
-        return TribunalConfig.model_construct(
-            family_map=dict(record.config.get("family_map") or {}),
-            seed=int(record.config.get("seed", defaults["seed"].default)),
-            bootstrap_samples=int(record.config.get("bootstrap_samples", defaults["bootstrap_samples"].default)),
-            judges=[],
-        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,9 +291,9 @@ def _np(table: pa.Table, column: str, dtype: Any = np.float64, fill: float = 0.0
 class _Reducer:
     """One reduction: holds the DuckDB connection and the run's settings."""
 
-    def __init__(self, record: _RunRecord, threads: int | None, memory_limit: str | None) -> None:
+    def __init__(self, record: RunRecord, threads: int | None, memory_limit: str | None) -> None:
         self.record = record
-        self.config = _run_config(record)
+        self.config = record.config
         self.seed = int(self.config.seed)
         self.samples = int(self.config.bootstrap_samples)
         self.notes: list[str] = []
@@ -356,7 +323,7 @@ class _Reducer:
 
     def tasks(self, cur: pa.Table) -> dict[str, str]:
         """Benchmark task id -> area (from run.json; from the submissions if the record has none)."""
-        refs = [_TaskRef.model_validate(t) for t in self.record.benchmark.get("tasks") or []]
+        refs = self.record.benchmark.tasks
         if refs:
             return {t.id: t.area for t in refs}
         self.notes.append(
@@ -736,7 +703,7 @@ def _ranked(rows: list[SystemScores]) -> list[SystemScores]:
 
 
 def reduce_tables(
-    run: Mapping[str, Any],
+    record: RunRecord,
     *,
     submissions: TableSource,
     verdicts: TableSource | None = None,
@@ -748,11 +715,10 @@ def reduce_tables(
 ) -> Leaderboard:
     """Reduce a run's tables to its leaderboard.
 
-    `run` is the parsed run.json; each table is an arrow Table or Dataset with (at least) the
+    `record` is the run's run.json (`RunRecord`); each table is an arrow Table or Dataset with (at least) the
     columns of its row model in `evalcore.schema`; a missing table means "no rows". Only the
     columns the reduction needs are read. `threads` / `memory_limit` bound DuckDB (e.g. "4GB").
     """
-    record = _RunRecord.model_validate(dict(run))
     red = _Reducer(record, threads, memory_limit)
     try:
         cur = red.register(
@@ -769,8 +735,8 @@ def reduce_tables(
         run_id=record.run_id,
         code_version=record.code_version,
         vendors=record.vendors,
-        benchmark_uri=record.benchmark.get("uri"),
-        benchmark_hash=record.benchmark.get("content_hash"),
+        benchmark_uri=record.benchmark.uri,
+        benchmark_hash=record.benchmark.content_hash,
         n_tasks=len(tasks),
         areas=sorted(set(tasks.values())),
         seed=red.seed,

@@ -22,14 +22,16 @@ import re
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Final, Literal, get_args, get_origin
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalcore import fs
+from evalcore.config import TribunalConfig, VendorMode
+from evalcore.errors import StorageError
 from evalcore.schema import CallRow, FlagRow, Rejection, SubmissionRow, VerdictRow
 
 TableName = Literal["submissions", "verdicts", "flags", "calls", "rejected"]
@@ -151,6 +153,92 @@ def read_json(uri: str) -> dict[str, Any]:
     """Read a JSON document written by `write_json`."""
     data: dict[str, Any] = json.loads(fs.read_bytes(uri))
     return data
+
+
+# --------------------------------------------------------------------------------------------
+# run.json: the run record
+# --------------------------------------------------------------------------------------------
+
+RUN_RECORD_VERSION: Final = 1
+"""Bumped whenever run.json changes shape; a reader refuses a version it does not know."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskRef(_Record):
+    """One benchmark task as the run saw it."""
+
+    id: str
+    area: str
+    n_criteria: int
+
+
+class BenchmarkRef(_Record):
+    """Which benchmark content the run graded (a run resumes only with the same content hash)."""
+
+    uri: str
+    content_hash: str
+    tasks: list[TaskRef] = Field(description="Every loadable task: the leaderboard's denominator.")
+
+
+class ModelRef(_Record):
+    """A judge or the auditor: name, model and reasoning effort (family for judges)."""
+
+    name: str
+    family: str | None = None
+    model: str
+    effort: str | None = None
+
+
+class RunRecord(_Record):
+    """run.json: everything that produced a run, and nothing secret; written and read by this model only.
+
+    Why one model: the sweep writes it, resume and `--reuse` check it, the reduction reads its
+    configuration and task list. A record that does not validate is an error naming the file,
+    never a partial record patched with defaults. Records written before the version field was
+    added have the same shape as version 1 and read as such.
+    """
+
+    format_version: Literal[1] = RUN_RECORD_VERSION
+    run_id: str
+    created_at: float
+    code_version: str
+    vendors: VendorMode
+    config_fingerprint: str
+    config: TribunalConfig
+    judges: list[ModelRef]
+    auditor: ModelRef
+    prompt_hashes: dict[str, str]
+    benchmark: BenchmarkRef
+    submissions_uri: str
+    reuse: list[str] = Field(default_factory=list)
+
+    def write(self, run_uri: str) -> None:
+        """Write `<run_uri>/run.json` whole."""
+        fs.write_bytes_atomic(fs.join(run_uri, RUN_RECORD), self.model_dump_json(indent=2).encode())
+
+    @classmethod
+    def read(cls, run_uri: str, endpoint_override: str | None = None) -> RunRecord:
+        """`<run_uri>/run.json`, validated; a missing or invalid record is a `StorageError` naming the file."""
+        uri = fs.join(run_uri, RUN_RECORD)
+        try:
+            raw = fs.read_bytes(uri, endpoint_override)
+        except FileNotFoundError as exc:
+            raise StorageError(f"{uri}: not found — is {run_uri} a run folder written by `tribunal sweep`?") from exc
+        except OSError as exc:
+            raise StorageError(f"{uri}: unreadable run record: {exc}") from exc
+        try:
+            return cls.model_validate_json(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}" for e in exc.errors(include_url=False)[:5]
+            )
+            raise StorageError(
+                f"{uri}: not a run record of format version {RUN_RECORD_VERSION} ({problems}); "
+                "it was written by another version of tribunal"
+            ) from exc
 
 
 class ResumeIndex:

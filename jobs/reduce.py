@@ -14,8 +14,6 @@ The JSON holds nothing time-dependent, so reducing the same run twice gives iden
 from __future__ import annotations
 
 import io
-import json
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -27,7 +25,7 @@ from rich.table import Table
 from evalcore import fs
 from evalcore.errors import StorageError
 from evalcore.reduce import Estimate, Leaderboard, SystemScores, TableSource, reduce_tables, scores_table
-from evalcore.store import RUN_RECORD, arrow_schema
+from evalcore.store import RunRecord, arrow_schema
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_PARQUET = "leaderboard.parquet"
@@ -56,16 +54,9 @@ def open_table(run_uri: str, table: str, endpoint_override: str | None = None) -
         raise StorageError(f"{fs.join(run_uri, table)}: cannot open the {table} shards: {exc}") from exc
 
 
-def read_run_record(run_uri: str, endpoint_override: str | None = None) -> dict[str, Any]:
-    """run.json of a run, with an actionable error when the folder is not a run."""
-    uri = fs.join(run_uri, RUN_RECORD)
-    try:
-        data: dict[str, Any] = json.loads(fs.read_bytes(uri, endpoint_override))
-        return data
-    except FileNotFoundError as exc:
-        raise StorageError(f"{uri}: not found — is {run_uri} a run folder written by `tribunal sweep`?") from exc
-    except (OSError, json.JSONDecodeError) as exc:
-        raise StorageError(f"{uri}: unreadable run record: {exc}") from exc
+def read_run_record(run_uri: str, endpoint_override: str | None = None) -> RunRecord:
+    """run.json of a run, validated, with an actionable error when the folder is not a run."""
+    return RunRecord.read(run_uri, endpoint_override)
 
 
 def reduce_run(

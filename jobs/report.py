@@ -371,7 +371,7 @@ def write_report(
     lb = leaderboard or reduce_run(run_uri, endpoint_override=endpoint_override)
     record = read_run_record(run_uri, endpoint_override)
     detail = collect_detail(run_uri, lb, limits, endpoint_override)
-    html = render_report(lb, detail, record, load_calibration(run_uri, endpoint_override))
+    html = render_report(lb, detail, record.model_dump(mode="json"), load_calibration(run_uri, endpoint_override))
     uri = fs.join(run_uri, REPORT_HTML)
     fs.write_bytes_atomic(uri, html.encode("utf-8"), endpoint_override)
     return uri

@@ -49,8 +49,11 @@ from evalcore.schema import Rejection, Submission, Task
 from evalcore.store import (
     RUN_RECORD,
     SUCCESS,
+    BenchmarkRef,
+    ModelRef,
     ResumeIndex,
-    read_json,
+    RunRecord,
+    TaskRef,
     shard_name,
     valid_run_id,
     write_json,
@@ -180,27 +183,26 @@ def default_run_id(benchmark_hash: str, submissions: str, config: TribunalConfig
     return "run-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def check_resumable(run_uri: str, previous: dict[str, Any], opts: SweepOptions, benchmark_hash: str) -> None:
+def check_resumable(run_uri: str, previous: RunRecord, opts: SweepOptions, benchmark_hash: str) -> None:
     """A run resumes only with the benchmark, configuration and vendor mode it was made with."""
     fix = "use another --run-id (and --reuse this run to pay only for what changed)"
-    if previous.get("benchmark", {}).get("content_hash") != benchmark_hash:
+    if previous.benchmark.content_hash != benchmark_hash:
         raise TribunalError(f"{run_uri}: this run was made from a different benchmark content; {fix}")
-    if previous.get("vendors") != opts.vendors:
+    if previous.vendors != opts.vendors:
         raise TribunalError(
-            f"{run_uri}: this run was made with --vendors {previous.get('vendors')}, not {opts.vendors}; {fix}"
+            f"{run_uri}: this run was made with --vendors {previous.vendors}, not {opts.vendors}; {fix}"
         )
-    if previous.get("config_fingerprint") != config_fingerprint(opts.config):
+    if previous.config_fingerprint != config_fingerprint(opts.config):
         raise TribunalError(f"{run_uri}: this run was made with a different configuration; {fix}")
 
 
-def check_reusable(reuse_uris: list[str], vendors: str) -> None:
+def check_reusable(reuse_uris: list[str], vendors: VendorMode) -> None:
     """`--reuse` serves stored answers as this run's: never emulated or offline ones in a real run."""
     for uri in reuse_uris:
-        record_uri = fs.join(uri, RUN_RECORD)
-        if not fs.exists(record_uri):
+        if not fs.exists(fs.join(uri, RUN_RECORD)):
             raise TribunalError(f"{uri}: --reuse names no run (no {RUN_RECORD} there)")
-        mode = read_json(record_uri).get("vendors")
-        if vendors == "real" and mode != "real":
+        mode = RunRecord.read(uri).vendors
+        if vendors == VendorMode.REAL and mode != VendorMode.REAL:
             raise TribunalError(
                 f"{uri}: made with --vendors {mode}; its answers cannot be reused in a run with real vendors"
             )
@@ -336,26 +338,27 @@ def preflight_through_actors(config: TribunalConfig, actors: dict[str, Any]) -> 
     raise_if_failed(asyncio.run(preflight(config.vendors(), vendors=vendors)))
 
 
-def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str) -> dict[str, Any]:
+def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str) -> RunRecord:
     """run.json: everything that produced the run, and nothing secret."""
-    return {
-        "run_id": run_id,
-        "created_at": time.time(),
-        "code_version": code_version(),
-        "vendors": opts.vendors,
-        "config_fingerprint": config_fingerprint(opts.config),
-        "config": opts.config.public_dict(),
-        "judges": [{"name": j.name, "family": j.family, "model": j.model, "effort": j.reasoning_effort} for j in opts.config.judges],
-        "auditor": {"name": opts.config.auditor.name, "model": opts.config.auditor.model, "effort": opts.config.auditor.reasoning_effort},
-        "prompt_hashes": template_hashes(),
-        "benchmark": {
-            "uri": opts.benchmark,
-            "content_hash": benchmark_hash,
-            "tasks": [{"id": t.id, "area": t.area, "n_criteria": len(t.criteria)} for t in tasks],
-        },
-        "submissions_uri": opts.submissions,
-        "reuse": opts.reuse,
-    }
+    cfg = opts.config
+    return RunRecord(
+        run_id=run_id,
+        created_at=time.time(),
+        code_version=code_version(),
+        vendors=opts.vendors,
+        config_fingerprint=config_fingerprint(cfg),
+        config=cfg,
+        judges=[ModelRef(name=j.name, family=j.family, model=j.model, effort=j.reasoning_effort) for j in cfg.judges],
+        auditor=ModelRef(name=cfg.auditor.name, model=cfg.auditor.model, effort=cfg.auditor.reasoning_effort),
+        prompt_hashes=template_hashes(),
+        benchmark=BenchmarkRef(
+            uri=opts.benchmark,
+            content_hash=benchmark_hash,
+            tasks=[TaskRef(id=t.id, area=t.area, n_criteria=len(t.criteria)) for t in tasks],
+        ),
+        submissions_uri=opts.submissions,
+        reuse=opts.reuse,
+    )
 
 
 class _Progress:
@@ -418,9 +421,9 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     reuse_uris = [resolve_run_uri(opts.output, r) for r in opts.reuse]
     check_reusable(reuse_uris, opts.vendors)
     if fs.exists(record_uri):
-        check_resumable(run_uri, read_json(record_uri), opts, benchmark_hash)
+        check_resumable(run_uri, RunRecord.read(run_uri), opts, benchmark_hash)
     else:
-        write_json(record_uri, run_record(opts, run_id, bench.tasks, benchmark_hash))
+        run_record(opts, run_id, bench.tasks, benchmark_hash).write(run_uri)
 
     summary.submissions_total = estimate_submissions(opts.submissions, set(tasks))
     rejected: list[Rejection] = list(bench.problems)

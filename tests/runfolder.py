@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.config import load_config
+from evalcore.config import TribunalConfig, VendorMode, load_config
 from evalcore.schema import FlagRow
 from evalcore.scoring import AuditDone, AuditNotRun, score_panel, score_submission, should_audit
-from evalcore.store import write_json, write_shard
+from evalcore.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, write_json, write_shard
 
 JUDGES = (("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5"))
 SYSTEMS = ("gpt-strong", "claude-average", "grok-weak", "fluent-hallucinator")
@@ -92,8 +92,26 @@ def _family(system: str) -> str | None:
     return None
 
 
-def build_run(run_uri: str, truth: Mapping[str, Any], spec: RunSpec | None = None) -> dict[str, Any]:
-    """Write run.json, the tables and _SUCCESS.json under `run_uri`; returns run.json's content."""
+def test_record(
+    run_id: str, cfg: TribunalConfig | None = None, tasks: list[dict[str, Any]] | None = None, uri: str = "examples/sample"
+) -> RunRecord:
+    """A complete run record as the sweep writes it (offline vendors, a fixed benchmark hash)."""
+    cfg = cfg or load_config(vendors="offline")
+    return RunRecord(
+        run_id=run_id, created_at=0.0, code_version="test", vendors=VendorMode.OFFLINE,
+        config_fingerprint="f" * 64, config=cfg,
+        judges=[ModelRef(name=j.name, family=j.family, model=j.model) for j in cfg.judges],
+        auditor=ModelRef(name=cfg.auditor.name, model=cfg.auditor.model),
+        prompt_hashes={}, benchmark=BenchmarkRef(uri=uri, content_hash="h" * 64, tasks=[TaskRef(**t) for t in tasks or []]),
+        submissions_uri=f"{uri}/submissions",
+    )
+
+
+test_record.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+def build_run(run_uri: str, truth: Mapping[str, Any], spec: RunSpec | None = None) -> RunRecord:
+    """Write run.json, the tables and _SUCCESS.json under `run_uri`; returns the run record."""
     spec = spec or RunSpec()
     cfg = load_config(vendors="offline", overrides={"seed": spec.seed, "bootstrap_samples": spec.bootstrap_samples})
     verdict_truth: Mapping[str, Mapping[str, Mapping[str, str]]] = truth["verdicts"]
@@ -106,13 +124,8 @@ def build_run(run_uri: str, truth: Mapping[str, Any], spec: RunSpec | None = Non
         halluc.setdefault((h["system"], h["task_id"]), []).append(h)
     task_refs = [{"id": t, "area": t.split("/")[0], "n_criteria": n} for t, n in sorted(tasks.items())]
     task_refs += [{"id": t, "area": a, "n_criteria": 3} for t, a in spec.extra_tasks]
-    record = {
-        "run_id": spec.run_id, "created_at": 0.0, "code_version": "test", "vendors": "offline",
-        "config": cfg.public_dict(),
-        "benchmark": {"uri": "examples/sample", "content_hash": "h" * 64, "tasks": task_refs},
-        "prompt_hashes": {},
-    }
-    write_json(f"{run_uri.rstrip('/')}/run.json", record)
+    record = test_record(spec.run_id, cfg, task_refs)
+    record.write(run_uri)
     shard = 0
     for system in sorted(verdict_truth):
         for task_id in sorted(verdict_truth[system]):

@@ -19,10 +19,11 @@ from evalcore.emulators.serve import point_at_emulators
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.ground_truth import GroundTruth, expected_leaderboard, expected_scores, load_ground_truth
 from evalcore.prompts import parse_prompt
-from evalcore.store import write_json, write_shard
+from evalcore.reduce import reduce_tables
+from evalcore.store import TABLE_MODELS, RunRecord, read_table, write_shard
 from evalcore.submissions import load_submissions
 from evalcore.vendors.registry import create_vendor
-from jobs.reduce import reduce_run
+from tests.runfolder import test_record
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
 
@@ -112,18 +113,15 @@ def test_unaudited_submissions_sent_no_audit_call_and_have_no_flags(graded) -> N
 def test_leaderboard_reduced_from_the_rows_matches_ground_truth(graded, tmp_path) -> None:
     gt, results, bench = graded
     run = str(tmp_path / "gt")
-    write_json(f"{run}/run.json", {
-        "run_id": "gt", "config": load_config().public_dict(),
-        "benchmark": {"uri": str(SAMPLE), "content_hash": bench.content_hash(),
-                      "tasks": [{"id": t.id, "area": t.area, "n_criteria": len(t.criteria)} for t in bench.tasks]},
-    })
+    test_record("gt", load_config(), [{"id": t.id, "area": t.area, "n_criteria": len(t.criteria)} for t in bench.tasks],
+                uri=str(SAMPLE)).write(run)
     write_shard(run, "part-000000-all", {
         "submissions": [r.submission for r in results],
         "verdicts": [v for r in results for v in r.verdicts],
         "flags": [f for r in results for f in r.flags],
         "calls": [c for r in results for c in r.calls],
     })
-    lb = reduce_run(run)
+    lb = reduce_tables(RunRecord.read(run), **{t: read_table(run, t) for t in TABLE_MODELS})
     expected = expected_leaderboard(gt)
     assert {s.system for s in lb.systems} == set(expected)
     for s in lb.systems:

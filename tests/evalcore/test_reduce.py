@@ -24,8 +24,8 @@ from evalcore.reduce import (
     reduce_tables,
     scores_table,
 )
-from evalcore.store import read_json, read_table, write_shard
-from tests.runfolder import CALL_COST, JUDGES, RunSpec, build_run, synthetic_ground_truth
+from evalcore.store import RunRecord, read_table, write_shard
+from tests.runfolder import CALL_COST, JUDGES, RunSpec, build_run, synthetic_ground_truth, test_record
 
 SAMPLE_TRUTH = Path(__file__).resolve().parents[2] / "examples" / "sample" / "ground_truth.json"
 
@@ -57,7 +57,7 @@ def _spec(truth: dict[str, Any], **extra: Any) -> RunSpec:
 def _reduce(run: Path) -> Leaderboard:
     names = ("submissions", "verdicts", "flags", "calls", "rejected")
     tables = {n: read_table(str(run), n) for n in names}
-    return reduce_tables(read_json(str(run / "run.json")), **tables)
+    return reduce_tables(RunRecord.read(str(run)), **tables)
 
 
 @pytest.fixture(scope="module")
@@ -346,13 +346,13 @@ def test_current_grading_is_the_latest_graded_at_whatever_its_status(tmp_path: P
 def test_equal_headline_rates_share_a_rank(tmp_path: Path) -> None:
     rows = [_sub("a", "x/t1", 1), _sub("b", "x/t1", 1), _sub("c", "x/t1", 1, hc=0.0)]
     write_shard(str(tmp_path), "p0", {"submissions": rows})
-    lb = reduce_tables({"run_id": "r"}, submissions=read_table(str(tmp_path), "submissions"))
+    lb = reduce_tables(test_record("r"), submissions=read_table(str(tmp_path), "submissions"))
     assert [(r.system, r.rank) for r in lb.systems] == [("a", 1), ("b", 1), ("c", 3)]
 
 
 def test_a_run_record_without_tasks_takes_them_from_the_submissions_and_says_so(tmp_path: Path) -> None:
     write_shard(str(tmp_path), "p0", {"submissions": [_sub("a", "x/t1", 1), _sub("a", "y/t2", 1, hc=0.0)]})
-    lb = reduce_tables({"run_id": "r"}, submissions=read_table(str(tmp_path), "submissions"))
+    lb = reduce_tables(test_record("r"), submissions=read_table(str(tmp_path), "submissions"))
     assert lb.n_tasks == 2 and lb.areas == ["x", "y"]
     assert any("no benchmark tasks" in n for n in lb.notes)
     assert lb.judges.n_items == 0 and lb.judges.fleiss_kappa is None

@@ -103,3 +103,28 @@ def test_tables_open_in_duckdb_with_their_schema(tmp_path) -> None:
     rows = con.sql(f"select status, count(*) from '{run}/submissions/*.parquet' group by status order by status").fetchall()
     assert rows == [("complete", 1), ("incomplete", 1)]
     assert con.sql(f"select count(distinct request_hash) from '{run}/calls/*.parquet'").fetchall() == [(2,)]
+
+
+def test_the_run_record_round_trips_through_run_json_with_its_format_version(tmp_path) -> None:
+    from evalcore.store import RUN_RECORD_VERSION, RunRecord, read_json
+    from tests.runfolder import test_record
+
+    record = test_record("r1", tasks=[{"id": "a/t", "area": "a", "n_criteria": 2}])
+    record.write(str(tmp_path))
+    assert read_json(str(tmp_path / "run.json"))["format_version"] == RUN_RECORD_VERSION
+    assert RunRecord.read(str(tmp_path)) == record
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [({"format_version": 2}, "format_version"), ({"config": {"seed": 1}}, "config.judges: Field required"),
+     ({"vendors": "simulated"}, "vendors")],
+)
+def test_a_run_record_that_does_not_validate_is_refused_naming_the_file(tmp_path, change, problem) -> None:
+    from evalcore.errors import StorageError
+    from evalcore.store import RunRecord, write_json
+    from tests.runfolder import test_record
+
+    write_json(str(tmp_path / "run.json"), {**test_record("r1").model_dump(mode="json"), **change})
+    with pytest.raises(StorageError, match=rf"run\.json: not a run record of format version 1 \(.*{problem}"):
+        RunRecord.read(str(tmp_path))

@@ -18,7 +18,7 @@ from evalcore import fs
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.emulators import EmulatorConfig, FixedLatency, OfflineResponder
 from evalcore.emulators._set import start_in_thread
-from evalcore.store import read_json, read_table
+from evalcore.store import RunRecord, read_json, read_table
 from jobs.sweep import SweepOptions, run_sweep
 from tests.conftest import create_bucket
 from tests.jobs.conftest import SAMPLE, WRONG_KEY, WRONG_KEY_ENV, emulated_config
@@ -78,6 +78,7 @@ def test_full_sample_sweep_to_s3_writes_every_table(s3_run) -> None:
     assert not (zero & audited)
     # run record: what produced the run, without secrets; a finished run is marked
     record = read_json(fs.join(run, "run.json"))
+    assert record["format_version"] == RunRecord.read(run).format_version == 1
     assert record["benchmark"]["content_hash"] == bench.content_hash()
     assert set(record["prompt_hashes"]) >= {"rubric.v1", "detect.v1", "verify.v1"}
     assert "emulated-key-not-a-secret" not in json.dumps(record)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.config import load_config
+from evalcore.config import VendorMode, load_config
 from evalcore.errors import TribunalError
-from evalcore.store import write_json
 from jobs.sweep import SweepOptions, check_resumable, check_reusable, config_fingerprint, run_record
 
 
-def _opts(vendors: str = "offline", model: str | None = None) -> SweepOptions:
+def _opts(vendors: VendorMode = VendorMode.OFFLINE, model: str | None = None) -> SweepOptions:
     cfg = load_config(vendors="offline")
     if model:
         cfg = cfg.model_copy(update={"judges": [cfg.judges[0].model_copy(update={"model": model}), *cfg.judges[1:]]})
-    return SweepOptions(benchmark="b", submissions="s", output="o", config=cfg, vendors=vendors)  # type: ignore[arg-type]
+    return SweepOptions(benchmark="b", submissions="s", output="o", config=cfg, vendors=vendors)
 
 
 def test_resume_with_the_same_benchmark_config_and_mode_is_allowed() -> None:
@@ -29,7 +28,7 @@ def test_resume_with_the_same_benchmark_config_and_mode_is_allowed() -> None:
 )
 def test_resume_with_another_benchmark_config_or_mode_is_refused(change: str, message: str) -> None:
     record = run_record(_opts(), "r", [], "h")
-    now = {"benchmark": _opts(), "mode": _opts(vendors="emulated"), "config": _opts(model="gpt-7")}[change]
+    now = {"benchmark": _opts(), "mode": _opts(vendors=VendorMode.EMULATED), "config": _opts(model="gpt-7")}[change]
     with pytest.raises(TribunalError, match=message):
         check_resumable("run", record, now, "other" if change == "benchmark" else "h")
 
@@ -42,9 +41,9 @@ def test_endpoint_and_key_variable_do_not_change_the_fingerprint() -> None:
 
 
 def test_a_real_run_refuses_to_reuse_an_emulated_run(tmp_path) -> None:
-    write_json(str(tmp_path / "emu" / "run.json"), run_record(_opts(vendors="emulated"), "emu", [], "h"))
+    run_record(_opts(vendors=VendorMode.EMULATED), "emu", [], "h").write(str(tmp_path / "emu"))
     with pytest.raises(TribunalError, match="cannot be reused in a run with real vendors"):
-        check_reusable([str(tmp_path / "emu")], "real")
-    check_reusable([str(tmp_path / "emu")], "emulated")
+        check_reusable([str(tmp_path / "emu")], VendorMode.REAL)
+    check_reusable([str(tmp_path / "emu")], VendorMode.EMULATED)
     with pytest.raises(TribunalError, match="names no run"):
-        check_reusable([str(tmp_path / "nothing")], "emulated")
+        check_reusable([str(tmp_path / "nothing")], VendorMode.EMULATED)
