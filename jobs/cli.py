@@ -7,7 +7,7 @@ Exit codes: 0 = done, nothing wrong; 1 = the inputs have problems (each printed 
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's fork notices are noise for a CLI
 
@@ -20,6 +20,9 @@ from evalcore.scoring import AuditMode
 from evalcore.store import valid_run_id
 from evalcore.validate import render
 from evalcore.validate import validate as run_validation
+
+if TYPE_CHECKING:
+    from jobs.sweep import SweepSummary
 
 app = typer.Typer(
     help=(
@@ -249,10 +252,10 @@ def sweep(
         raise typer.Exit(3)
 
 
-def _print_summary(summary: object, console: Console) -> None:
+def _print_summary(summary: SweepSummary, console: Console) -> None:
     from rich.table import Table
 
-    s = summary.__dict__
+    s = summary.as_dict()
     t = Table(title=f"sweep {s['run_id']} -> {s['run_uri']}", show_header=False)
     for key in ("submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
                 "failed_shards",

@@ -23,10 +23,10 @@ import resource
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ray
 from rich.console import Console
@@ -43,7 +43,7 @@ from evalcore import fs
 from evalcore.calls import total_cost
 from evalcore.config import TribunalConfig, VendorMode
 from evalcore.errors import TribunalError
-from evalcore.grade import grade_submission
+from evalcore.grade import GradeResult, grade_submission
 from evalcore.prompts import template_hashes
 from evalcore.schema import Rejection, Submission, Task
 from evalcore.store import (
@@ -62,6 +62,9 @@ from evalcore.store import (
 )
 from evalcore.vendors.preflight import preflight, raise_if_failed
 from jobs.actors import RemoteVendor, VendorActor
+
+if TYPE_CHECKING:
+    from evalcore.benchmark.loader import BenchmarkLoad
 
 
 @dataclass
@@ -119,6 +122,32 @@ class SweepSummary:
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view (for _SUCCESS.json and --json)."""
         return dict(self.__dict__)
+
+    @property
+    def done(self) -> int:
+        """Submissions finished so far: skipped as already done, or graded by this sweep."""
+        return self.skipped_done + self.graded
+
+    def add_shard(self, shard: ShardResult) -> None:
+        """Count a finished shard."""
+        self.graded += shard.graded
+        self.complete += shard.complete
+        self.incomplete += shard.incomplete
+        self.too_long += shard.too_long
+        self.shards_written += 1
+        self.shards_by_node[shard.node] = self.shards_by_node.get(shard.node, 0) + 1
+
+    def add_failed_shard(self, submission_ids: Sequence[str], exc: BaseException) -> None:
+        """A shard that failed after its retries: its submissions stay pending for the next run."""
+        self.failed_shards.append(f"{', '.join(submission_ids)}: {type(exc).__name__}: {exc}"[:2000])
+
+    def add_vendor_stats(self) -> None:
+        """Totals of calls, 429s and cost over the vendors' final statistics."""
+        for s in self.vendor_stats.values():
+            self.paid_calls += int(s.get("paid_calls", 0))
+            self.reused_calls += int(s.get("reused_calls", 0))
+            self.rate_limited += int(s.get("rate_limited", 0))
+            self.cost_usd += float(s.get("cost_usd", 0.0))
 
 
 def code_version() -> str:
@@ -220,6 +249,47 @@ def resolve_run_uri(output: str, run: str) -> str:
 # ----------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ShardResult:
+    """What one `grade_shard` task reports to the driver: counts and cost, never the rows.
+
+    Frozen and small on purpose (it crosses the object store once per shard); add a field here,
+    fill it in `of`, and read it in `SweepSummary.add_shard`.
+    """
+
+    name: str
+    graded: int
+    complete: int
+    incomplete: int
+    too_long: int
+    cost_usd: float
+    calls: int
+    node: str
+
+    @classmethod
+    def of(cls, name: str, results: Sequence[GradeResult], node: str) -> ShardResult:
+        """The summary of a shard's gradings."""
+        statuses = [r.submission.status for r in results]
+        calls = [c for r in results for c in r.calls]
+        return cls(
+            name=name,
+            graded=len(results),
+            complete=statuses.count("complete"),
+            incomplete=statuses.count("incomplete"),
+            too_long=statuses.count("too_long"),
+            cost_usd=total_cost(calls),
+            calls=len(calls),
+            node=node,
+        )
+
+    def line(self) -> str:
+        """One plain, parseable line (what the driver prints per shard without a live view)."""
+        return (
+            f"shard {self.name} graded={self.graded} complete={self.complete} incomplete={self.incomplete} "
+            f"calls={self.calls} cost_usd={self.cost_usd:.4f}"
+        )
+
+
 @ray.remote(num_cpus=0.25, max_retries=2)
 def grade_shard(
     run_uri: str,
@@ -229,37 +299,26 @@ def grade_shard(
     task_refs: dict[str, Any],
     config_json: dict[str, Any],
     actors: dict[str, Any],
-) -> dict[str, Any]:
+) -> ShardResult:
     """Grade a shard of submissions and write its rows; return a small summary (not the rows)."""
     config = TribunalConfig.model_validate(config_json)
     tasks: dict[str, Task] = {tid: ray.get(ref) for tid, ref in task_refs.items()}
     by_name = {cfg.name: cfg for cfg in config.vendors()}
     vendors = {n: RemoteVendor(actors[n], by_name[n]) for n in by_name}
 
-    async def run_all() -> list[Any]:
+    async def run_all() -> list[GradeResult]:
         return await asyncio.gather(
             *(grade_submission(tasks[s.task_id], s, config, vendors, run_id=run_id) for s in submissions)
         )
 
     results = asyncio.run(run_all())
-    calls = [c for r in results for c in r.calls]
     write_shard(run_uri, name, {
         "submissions": [r.submission for r in results],
         "verdicts": [v for r in results for v in r.verdicts],
         "flags": [f for r in results for f in r.flags],
-        "calls": calls,
+        "calls": [c for r in results for c in r.calls],
     })
-    statuses = [r.submission.status for r in results]
-    return {
-        "name": name,
-        "graded": len(results),
-        "complete": statuses.count("complete"),
-        "incomplete": statuses.count("incomplete"),
-        "too_long": statuses.count("too_long"),
-        "cost_usd": total_cost(calls),
-        "calls": len(calls),
-        "node": ray.get_runtime_context().get_node_id(),
-    }
+    return ShardResult.of(name, results, ray.get_runtime_context().get_node_id())
 
 
 # ----------------------------------------------------------------------------------------------
@@ -401,10 +460,124 @@ class _Progress:
         self.progress.update(self.task, completed=done, detail=f"${cost:,.2f} | " + " | ".join(parts))
 
 
+class Interrupt:
+    """Ctrl-C as a context manager: while active, SIGINT asks the sweep to stop instead of killing it.
+
+    The first Ctrl-C sets `requested`: no new shard is submitted and the ones in flight are
+    flushed (their rows written), so nothing paid is lost. The previous handler is restored on
+    exit. To react to further presses (e.g. cancel the shards in flight), override `on_interrupt`,
+    which receives how many times Ctrl-C was pressed.
+    """
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.presses = 0
+        self._previous: Any = None
+
+    @property
+    def requested(self) -> bool:
+        """Ctrl-C was pressed at least once."""
+        return self.presses > 0
+
+    def on_interrupt(self, presses: int) -> None:
+        """What a press does (called from the signal handler, in the driver's main thread)."""
+        if presses == 1:
+            self.console.print("[yellow]Ctrl-C: no new shards; flushing the ones in flight...[/]")
+
+    def _handle(self, signum: int, frame: object) -> None:
+        self.presses += 1
+        self.on_interrupt(self.presses)
+
+    def __enter__(self) -> Interrupt:
+        self._previous = signal.getsignal(signal.SIGINT)
+        signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+
+class InFlight:
+    """The window of shards on the cluster: at most `limit` at once, so driver memory stays flat in N.
+
+    Holds each shard's Ray reference with the submission ids it grades (for a failure report).
+    """
+
+    def __init__(self, limit: int) -> None:
+        if limit < 1:
+            raise ValueError(f"the in-flight window needs at least one slot, got {limit}")
+        self.limit = limit
+        self._refs: dict[Any, list[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._refs)
+
+    @property
+    def full(self) -> bool:
+        """No slot free: collect before submitting."""
+        return len(self._refs) >= self.limit
+
+    def add(self, ref: Any, submission_ids: list[str]) -> None:
+        """A submitted shard."""
+        self._refs[ref] = submission_ids
+
+    def finished(self, block: bool) -> list[tuple[list[str], ShardResult | Exception]]:
+        """Every shard finished by now (waiting up to 1 s for the first when `block`), with its result.
+
+        A shard that failed after its retries comes back as its exception: the rest goes on.
+        """
+        if not self._refs:
+            return []
+        ready, _ = ray.wait(list(self._refs), num_returns=1, timeout=1.0 if block else 0)
+        if ready:
+            ready, _ = ray.wait(list(self._refs), num_returns=len(self._refs), timeout=0)
+        out: list[tuple[list[str], ShardResult | Exception]] = []
+        for ref in ready:
+            ids = self._refs.pop(ref)
+            try:
+                out.append((ids, ray.get(ref)))
+            except Exception as exc:
+                out.append((ids, exc))
+        return out
+
+
+def _collect(
+    window: InFlight, block: bool, summary: SweepSummary, progress: _Progress, actors: dict[str, Any],
+    console: Console, plain: bool,
+) -> None:
+    """Count the finished shards into `summary` and refresh the live view."""
+    if not len(window):
+        return
+    for ids, res in window.finished(block):
+        if isinstance(res, Exception):
+            summary.add_failed_shard(ids, res)
+            console.print(f"[red]shard failed[/] ({', '.join(ids)}): {type(res).__name__}; "
+                          "its submissions stay pending and are retried by the next run")
+            continue
+        summary.add_shard(res)
+        if plain:  # parseable lines when there is no live view
+            print(res.line(), flush=True)
+    stats = ray.get([a.stats.remote() for a in actors.values()])
+    summary.vendor_stats = dict(zip(actors, stats, strict=True))
+    progress.update(summary.done, summary.vendor_stats, sum(s["cost_usd"] for s in stats))
+
+
+def _stream(
+    opts: SweepOptions, bench: BenchmarkLoad, tasks: dict[str, Task], rejected: list[Rejection]
+) -> Iterator[Submission]:
+    """Submissions in the loader's stable order; rejections are set aside in `rejected` for the table."""
+    from evalcore.submissions import iter_submissions
+
+    for item in iter_submissions(opts.submissions, tasks, excluded=bench.excluded_task_ids()):
+        if isinstance(item, Rejection):
+            rejected.append(item)
+        else:
+            yield item
+
+
 def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummary:
     """Run (or resume) a sweep; returns its summary. Ctrl-C stops after flushing finished shards."""
     from evalcore.benchmark.loader import load_benchmark
-    from evalcore.submissions import iter_submissions
 
     console = console or Console(stderr=True)
     t0 = time.time()
@@ -417,10 +590,9 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     run_uri = fs.join(opts.output, run_id)
     summary = SweepSummary(run_id=run_id, run_uri=run_uri)
 
-    record_uri = fs.join(run_uri, RUN_RECORD)
     reuse_uris = [resolve_run_uri(opts.output, r) for r in opts.reuse]
     check_reusable(reuse_uris, opts.vendors)
-    if fs.exists(record_uri):
+    if fs.exists(fs.join(run_uri, RUN_RECORD)):
         check_resumable(run_uri, RunRecord.read(run_uri), opts, benchmark_hash)
     else:
         run_record(opts, run_id, bench.tasks, benchmark_hash).write(run_uri)
@@ -428,112 +600,54 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     summary.submissions_total = estimate_submissions(opts.submissions, set(tasks))
     rejected: list[Rejection] = list(bench.problems)
 
-    def stream() -> Iterator[Submission]:
-        """Submissions in the loader's stable order; rejections are set aside for the table."""
-        for item in iter_submissions(opts.submissions, tasks, excluded=bench.excluded_task_ids()):
-            if isinstance(item, Rejection):
-                rejected.append(item)
-            else:
-                yield item
-
     index = ResumeIndex.load(run_uri)
-    stored_runs = [run_uri, *reuse_uris]
     init_ray(opts.address, _env_for_workers())
-    actors = start_actors(opts.config, run_id, stored_runs)
+    actors = start_actors(opts.config, run_id, [run_uri, *reuse_uris])
     needs_preflight = True  # done lazily: a finished run sends no call at all
 
     task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
     config_json = opts.config.model_dump(mode="json")
-    in_flight: dict[Any, list[str]] = {}
-    interrupted = False
-    old_handler = signal.getsignal(signal.SIGINT)
-
-    def _stop(signum: int, frame: object) -> None:
-        nonlocal interrupted
-        interrupted = True
-        console.print("[yellow]Ctrl-C: no new shards; flushing the ones in flight...[/]")
-
-    signal.signal(signal.SIGINT, _stop)
-    done = 0
-    try:
-        with _Progress(console, opts.progress, summary.submissions_total) as progress:
-
-            def collect(block: bool) -> None:
-                nonlocal done
-                if not in_flight:
-                    return
-                ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=1.0 if block else 0)
-                if ready:
-                    ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0)
-                for ref in ready:
-                    shard_ids = in_flight.pop(ref)
-                    try:
-                        res = ray.get(ref)
-                    except Exception as exc:  # a shard that failed after its retries: the rest goes on
-                        summary.failed_shards.append(f"{', '.join(shard_ids)}: {type(exc).__name__}: {exc}"[:2000])
-                        console.print(f"[red]shard failed[/] ({', '.join(shard_ids)}): {type(exc).__name__}; "
-                                      "its submissions stay pending and are retried by the next run")
+    window = InFlight(opts.max_in_flight)
+    with Interrupt(console) as interrupt:
+        try:
+            with _Progress(console, opts.progress, summary.submissions_total) as progress:
+                plain = not opts.progress
+                for idx, shard in _shards(_stream(opts, bench, tasks, rejected), opts.shard_size):
+                    if interrupt.requested:
+                        break
+                    pending = [s for s in shard if not index.is_done(s.id, s.content_hash())]
+                    summary.skipped_done += len(shard) - len(pending)
+                    if not pending:
                         continue
-                    done += res["graded"]
-                    summary.graded += res["graded"]
-                    summary.complete += res["complete"]
-                    summary.incomplete += res["incomplete"]
-                    summary.too_long += res["too_long"]
-                    summary.shards_written += 1
-                    summary.shards_by_node[res["node"]] = summary.shards_by_node.get(res["node"], 0) + 1
-                    if not opts.progress:  # plain, parseable lines when there is no live view
-                        print(
-                            f"shard {res['name']} graded={res['graded']} complete={res['complete']} "
-                            f"incomplete={res['incomplete']} calls={res['calls']} cost_usd={res['cost_usd']:.4f}",
-                            flush=True,
-                        )
-                stats = ray.get([a.stats.remote() for a in actors.values()])
-                summary.vendor_stats = dict(zip(actors, stats, strict=True))
-                cost = sum(s["cost_usd"] for s in stats)
-                progress.update(done, summary.vendor_stats, cost)
+                    if needs_preflight:
+                        preflight_through_actors(opts.config, actors)
+                        needs_preflight = False
+                    while window.full and not interrupt.requested:
+                        _collect(window, True, summary, progress, actors, console, plain)
+                    if interrupt.requested:
+                        break
+                    name = shard_name(idx, [s.id for s in pending])
+                    refs = {s.task_id: task_refs[s.task_id] for s in pending}
+                    ref = grade_shard.remote(run_uri, run_id, name, pending, refs, config_json, actors)
+                    window.add(ref, [s.id for s in pending])
+                while len(window):
+                    _collect(window, True, summary, progress, actors, console, plain)
+        finally:
+            for a in actors.values():  # also on errors (a failed preflight): no actor outlives its sweep
+                with contextlib.suppress(Exception):  # a dead actor has nothing left to close
+                    ray.get(a.close.remote(), timeout=30)
+                ray.kill(a)
 
-            for idx, shard in _shards(stream(), opts.shard_size):
-                if interrupted:
-                    break
-                pending = [s for s in shard if not index.is_done(s.id, s.content_hash())]
-                summary.skipped_done += len(shard) - len(pending)
-                done += len(shard) - len(pending)
-                if not pending:
-                    continue
-                if needs_preflight:
-                    preflight_through_actors(opts.config, actors)
-                    needs_preflight = False
-                while len(in_flight) >= opts.max_in_flight and not interrupted:
-                    collect(block=True)
-                if interrupted:
-                    break
-                name = shard_name(idx, [s.id for s in pending])
-                refs = {s.task_id: task_refs[s.task_id] for s in pending}
-                ref = grade_shard.remote(run_uri, run_id, name, pending, refs, config_json, actors)
-                in_flight[ref] = [s.id for s in pending]
-            while in_flight:
-                collect(block=True)
-    finally:
-        signal.signal(signal.SIGINT, old_handler)
-        for a in actors.values():  # also on errors (a failed preflight): no actor outlives its sweep
-            with contextlib.suppress(Exception):  # a dead actor has nothing left to close
-                ray.get(a.close.remote(), timeout=30)
-            ray.kill(a)
-
-    summary.interrupted = interrupted
-    if not interrupted:
+    summary.interrupted = interrupt.requested
+    if not summary.interrupted:
         # One file, rewritten by every complete pass over the inputs: a fixed rejection disappears
         # and a resumed run does not count a rejection twice. An interrupted pass saw only part.
         write_table_file(run_uri, "rejected", "rejections", rejected)
     summary.rejected = len(rejected)
     summary.rejections = [str(r) for r in rejected[:100]]
-    for s in summary.vendor_stats.values():
-        summary.paid_calls += int(s.get("paid_calls", 0))
-        summary.reused_calls += int(s.get("reused_calls", 0))
-        summary.rate_limited += int(s.get("rate_limited", 0))
-        summary.cost_usd += float(s.get("cost_usd", 0.0))
+    summary.add_vendor_stats()
     summary.wall_s = time.time() - t0
     summary.driver_peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if not interrupted and not summary.failed_shards:
+    if not summary.interrupted and not summary.failed_shards:
         write_json(fs.join(run_uri, SUCCESS), summary.as_dict())
     return summary

@@ -1,0 +1,64 @@
+"""The sweep driver's small parts: shard results, the Ctrl-C context manager, the summary."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from rich.console import Console
+
+from evalcore.calls import GradingContext
+from evalcore.grade import GradeResult
+from evalcore.schema import CallRow, SubmissionRow
+from jobs.sweep import Interrupt, ShardResult, SweepSummary
+
+
+def _result(status: str, costs: list[float]) -> GradeResult:
+    ctx = GradingContext("r", "g", f"s::{status}", "s", "a/t", "a")
+    calls = [CallRow(**ctx.call_ids(), request_hash=f"h{i}", vendor="v", family="f", model="m", purpose="rubric",
+                     outcome="ok", cost_usd=c) for i, c in enumerate(costs)]
+    row = SubmissionRow(**ctx.ids(), content_hash="c", status=status, n_criteria=1)  # type: ignore[arg-type]
+    return GradeResult(submission=row, calls=calls)
+
+
+def test_a_shard_result_counts_statuses_calls_and_cost_of_its_gradings() -> None:
+    res = ShardResult.of("part-1", [_result("complete", [0.5, 0.25]), _result("incomplete", [1.0]),
+                                    _result("too_long", [])], node="n1")
+    assert (res.graded, res.complete, res.incomplete, res.too_long, res.calls) == (3, 1, 1, 1, 3)
+    assert res.cost_usd == pytest.approx(1.75)
+    assert res.line() == "shard part-1 graded=3 complete=1 incomplete=1 calls=3 cost_usd=1.7500"
+
+
+def test_the_summary_adds_shards_and_counts_every_finished_submission() -> None:
+    summary = SweepSummary(run_id="r", run_uri="u", skipped_done=4)
+    summary.add_shard(ShardResult("p0", 3, 2, 1, 0, 0.1, 9, "n1"))
+    summary.add_shard(ShardResult("p1", 2, 2, 0, 0, 0.1, 6, "n2"))
+    summary.add_failed_shard(["a::t", "b::t"], RuntimeError("worker died"))
+    assert (summary.graded, summary.complete, summary.incomplete, summary.done) == (5, 4, 1, 9)
+    assert summary.shards_by_node == {"n1": 1, "n2": 1} and summary.shards_written == 2
+    assert summary.failed_shards == ["a::t, b::t: RuntimeError: worker died"]
+
+
+def test_ctrl_c_inside_the_context_asks_to_stop_and_the_previous_handler_comes_back() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    console = Console(record=True, width=200)
+    with Interrupt(console) as interrupt:
+        assert not interrupt.requested
+        os.kill(os.getpid(), signal.SIGINT)  # handled in this (main) thread before kill returns to us
+        assert interrupt.requested and interrupt.presses == 1
+    assert signal.getsignal(signal.SIGINT) is before
+    assert "no new shards; flushing the ones in flight" in console.export_text()
+
+
+def test_further_presses_reach_on_interrupt_for_a_subclass_to_act_on() -> None:
+    seen: list[int] = []
+
+    class Counting(Interrupt):
+        def on_interrupt(self, presses: int) -> None:
+            seen.append(presses)
+
+    with Counting(Console(record=True)):
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+    assert seen == [1, 2]
