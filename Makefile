@@ -19,9 +19,12 @@ demo: venv
 test: venv
 	$(BIN)/python -m pytest -q
 
+# The quality gates CI runs before the tests: style, types (strict flags in pyproject.toml) and
+# the dependency contracts ([tool.importlinter] in pyproject.toml).
 lint: venv
 	$(BIN)/ruff check evalcore jobs tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 clean:
 	rm -rf $(VENV) runs

@@ -75,7 +75,7 @@ def _s3_filesystem(endpoint: str | None) -> pafs.FileSystem:
             kwargs["scheme"] = scheme
         if region:
             kwargs["region"] = region
-        fs = pafs.S3FileSystem(**kwargs)  # type: ignore[arg-type]
+        fs = pafs.S3FileSystem(**kwargs)
         _fs_cache[key] = fs
         return fs
 
@@ -173,17 +173,17 @@ def _info(uri: str, endpoint_override: str | None) -> pafs.FileInfo:
 
 def exists(uri: str, endpoint_override: str | None = None) -> bool:
     """True if a file or folder (an S3 prefix with objects under it) exists at the URI."""
-    return _info(uri, endpoint_override).type != pafs.FileType.NotFound
+    return bool(_info(uri, endpoint_override).type != pafs.FileType.NotFound)
 
 
 def is_file(uri: str, endpoint_override: str | None = None) -> bool:
     """True if a regular file exists at the URI."""
-    return _info(uri, endpoint_override).type == pafs.FileType.File
+    return bool(_info(uri, endpoint_override).type == pafs.FileType.File)
 
 
 def is_dir(uri: str, endpoint_override: str | None = None) -> bool:
     """True if a folder exists at the URI (on S3: at least one object under the prefix)."""
-    return _info(uri, endpoint_override).type == pafs.FileType.Directory
+    return bool(_info(uri, endpoint_override).type == pafs.FileType.Directory)
 
 
 def list_files(

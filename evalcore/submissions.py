@@ -281,7 +281,7 @@ def _manifest_rows(uri: str, endpoint: str | None) -> Iterator[tuple[str, dict[s
     filesystem, path = fs.resolve(uri, endpoint)
     if uri.lower().endswith(".jsonl"):
         with filesystem.open_input_stream(path) as stream:
-            text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="strict")  # type: ignore[arg-type]
+            text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="strict")
             number = 0
             while True:
                 number += 1

@@ -139,27 +139,6 @@ def test_a_rerun_with_fewer_submissions_leaves_no_stale_results(tmp_path: Path, 
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["synth-0001"]
 
 
-def test_the_cli_command_writes_the_manifest_and_ground_truth(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from jobs.cli import app
-
-    result = CliRunner().invoke(app, ["synth", str(tmp_path), "-n", "16", "--sample", str(SAMPLE), "--seed", "5"])
-    assert result.exit_code == 0, result.output
-    assert "16 submissions" in result.output
-    assert len(load_ground_truth(tmp_path / "ground_truth.json").submissions()) == 16
-
-
-def test_the_cli_command_names_a_missing_sample_and_exits_1(tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from jobs.cli import app
-
-    result = CliRunner().invoke(app, ["synth", str(tmp_path / "out"), "-n", "4", "--sample", str(tmp_path / "none")])
-    assert result.exit_code == 1
-    assert "ground truth file not found" in result.output.replace("\n", "")
-
-
 def test_n_below_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least 1"):
         synthesize(SAMPLE, None, 0, tmp_path)
