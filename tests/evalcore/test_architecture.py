@@ -34,5 +34,5 @@ def test_the_public_surface_grades_a_submission_without_ray() -> None:
     subs = evalcore.load_submissions(str(SAMPLE / "submissions"), bench.task_map())
     s = subs.submissions[0]
     result = asyncio.run(evalcore.grade_submission(bench.task_map()[s.task_id], s, config))
-    assert result.row.status == "complete"
+    assert result.submission.status == "complete"
     assert len(result.verdicts) == 3 * len(bench.task_map()[s.task_id].criteria)
