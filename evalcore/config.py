@@ -300,35 +300,71 @@ def _has_key(data: Any, loc: Sequence[int | str]) -> bool:
     return True
 
 
+ENV_SOURCE = "environment"
+
+
 def _env_name(loc: Sequence[int | str]) -> str:
     return ENV_PREFIX + ENV_NESTED_DELIMITER.join(str(p).upper() for p in loc if isinstance(p, str))
+
+
+def _env_data() -> dict[str, Any]:
+    """The TRIBUNAL_* variables as the nested mapping they are read into (for naming a problem's source)."""
+    data: dict[str, Any] = {}
+    for key, value in os.environ.items():
+        if not key.upper().startswith(ENV_PREFIX):
+            continue
+        *parents, leaf = key[len(ENV_PREFIX):].lower().split(ENV_NESTED_DELIMITER)
+        node = data
+        for p in parents:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                break
+        else:
+            node[leaf] = value
+    return data
+
+
+def _source_of(loc: tuple[int | str, ...], sources: Sequence[tuple[str, Mapping[str, Any]]], whole: bool) -> str | None:
+    """The highest-priority source holding `loc` (or, unless `whole`, the longest part of it).
+
+    Mappings merge across sources but lists replace: below a list, only the highest-priority
+    source holding that list counts.
+    """
+    live = list(sources)
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            owner = next(((name, data) for name, data in live if _has_key(data, loc[:i])), None)
+            live = [owner] if owner is not None else []
+    lengths = [len(loc)] if whole else list(range(len(loc), 0, -1))
+    for n in lengths:
+        for name, data in live:
+            if n and _has_key(data, loc[:n]):
+                return f"{ENV_SOURCE} {_env_name(loc[:n])}" if name == ENV_SOURCE else name
+    return None
 
 
 def explain(exc: ValidationError, sources: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     """A validation error as `source: key: reason` lines a user can act on.
 
-    `sources` are (name, data) pairs, highest priority first; each problem names the first source
-    holding the key (else the environment variable that would). An unknown key also gets its
+    `sources` are (name, data) pairs, highest priority first (the name `environment` stands for the
+    TRIBUNAL_* variables, named one by one). An unknown key names the source that set it; a missing
+    or bad value the source holding the longest part of its path. An unknown key also gets its
     closest valid name (difflib), so `bootstrap_sample` points at `bootstrap_samples`.
     """
     lines = []
     for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
         dotted = ".".join(str(p) for p in loc) or "(top level)"
-        if err["type"] == "extra_forbidden":  # only the source that set the key holds it
-            where = next((name for name, data in sources if _has_key(data, loc)), None)
-        else:  # a missing or bad value: the source holding the longest part of its path
-            where = next((name for n in range(len(loc), 0, -1) for name, data in sources if _has_key(data, loc[:n])), None)
-        if where is None and loc:
-            where = f"environment {_env_name(loc)}"
-        if err["type"] == "extra_forbidden" and loc:
+        unknown = err["type"] == "extra_forbidden"
+        where = _source_of(loc, sources, whole=unknown) or "configuration"
+        if unknown and loc:
             model = _model_at(loc[:-1])
             valid = list(model.model_fields) if model is not None else []
             close = difflib.get_close_matches(str(loc[-1]), valid, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; valid keys: {', '.join(valid)}"
-            lines.append(f"{where or 'configuration'}: unknown key {dotted!r}{hint}")
+            lines.append(f"{where}: unknown key {dotted!r}{hint}")
         else:
-            lines.append(f"{where or 'configuration'}: {dotted}: {err['msg']}")
+            lines.append(f"{where}: {dotted}: {err['msg']}")
     return "\n".join(lines)
 
 
@@ -351,7 +387,7 @@ def load_config(
             loaded = TribunalSettings(**(overrides or {}))
         cfg = TribunalConfig.model_validate(loaded.model_dump())
     except ValidationError as exc:
-        sources = [("overrides", overrides or {}), *reversed(list(data.items()))]
+        sources = [("overrides", overrides or {}), (ENV_SOURCE, _env_data()), *reversed(list(data.items()))]
         raise ConfigError(f"invalid configuration:\n{explain(exc, sources)}") from exc
     if vendors == VendorMode.OFFLINE:
         cfg = cfg.model_copy(

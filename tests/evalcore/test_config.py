@@ -104,3 +104,18 @@ def test_the_offline_preset_swaps_every_adapter_and_keeps_names() -> None:
     cfg = load_config(vendors=VendorMode.OFFLINE)
     assert {v.adapter for v in cfg.vendors()} == {"offline"}
     assert [v.name for v in cfg.vendors()] == [v.name for v in load_config().vendors()]
+
+
+def test_a_bad_value_from_the_environment_names_the_variable(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIBUNAL_SEED", "soon")
+    with pytest.raises(ConfigError, match=r"environment TRIBUNAL_SEED: seed: Input should be a valid integer"):
+        load_config(_yaml(tmp_path, "seed: 3\n"))
+
+
+def test_a_missing_field_names_the_file_holding_its_entry(tmp_path) -> None:
+    path = _yaml(tmp_path, "auditor: {adapter: openai, name: auditor, family: openai}\n")
+    # the auditor mapping merges over the default one, so model comes from the defaults: no error
+    assert load_config(path).auditor.model == load_config().auditor.model
+    judges = "judges:\n" + "".join(f"  - {{adapter: offline, name: j{i}, family: f}}\n" for i in range(3))
+    with pytest.raises(ConfigError, match=rf"{_yaml(tmp_path, judges)}: judges\.0\.model: Field required"):
+        load_config(tmp_path / "panel.yaml")
