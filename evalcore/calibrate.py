@@ -45,6 +45,8 @@ from pydantic import BaseModel, Field
 from evalcore import stats
 from evalcore.labels import Labels, spans_match
 from evalcore.reduce import ALL_AREAS, Estimate, TableSource, current_gradings_sql
+from evalcore.scoring import counted_materiality
+from evalcore.store import RunRecord
 
 PANEL = "panel"
 """The `judge` name of the panel's rows."""
@@ -298,8 +300,8 @@ class _Calibrator:
 
 
 def _materiality(flag: Mapping[str, Any]) -> str:
-    """A confirmed flag without materiality counts as material (the gate's fail-safe rule)."""
-    return "minor" if flag.get("materiality") == "minor" else "material"
+    """How a confirmed flag counts: the gate's rule (`scoring.counted_materiality`), no materiality = material."""
+    return counted_materiality("confirmed", flag.get("materiality")) or "material"
 
 
 def _empty(table: TableSource | None, columns: Sequence[tuple[str, pa.DataType]]) -> TableSource:
@@ -307,7 +309,7 @@ def _empty(table: TableSource | None, columns: Sequence[tuple[str, pa.DataType]]
 
 
 def calibrate_tables(
-    run: Mapping[str, Any],
+    run: RunRecord,
     labels: Labels,
     *,
     submissions: TableSource,
@@ -315,9 +317,7 @@ def calibrate_tables(
     flags: TableSource | None = None,
 ) -> Calibration:
     """Calibrate a run (its run.json and tables, as `tribunal reduce` reads them) against labels."""
-    config = run.get("config") or {}
-    seed = int(config.get("seed", 20261130))
-    samples = int(config.get("bootstrap_samples", 2000))
+    seed, samples = run.config.seed, run.config.bootstrap_samples
     cal = _Calibrator(seed, samples)
     con = duckdb.connect()
     try:
@@ -369,7 +369,7 @@ def calibrate_tables(
         notes.append("the labels have no hallucinations: the auditor's recall is undefined")
     labelled = set(keys)
     return Calibration(
-        run_id=str(run.get("run_id", "")), labels=labels.source, seed=seed, bootstrap_samples=samples,
+        run_id=run.run_id, labels=labels.source, seed=seed, bootstrap_samples=samples,
         labelled_submissions=len(keys), matched_submissions=len(labelled & set(complete)),
         not_in_run=len(labelled - in_run), not_complete=len((labelled & in_run) - set(complete)),
         judges=cal.judge_rows(rows), panel=cal.panel(rows, graded),

@@ -36,6 +36,7 @@ from scipy import stats as sps
 from evalcore import stats
 from evalcore.labels import spans_match
 from evalcore.reduce import Estimate, Leaderboard, TableSource, current_gradings_sql
+from evalcore.store import RunRecord
 
 MAX_EXAMPLES = 50
 """Flags listed by name in a comparison (the counts always cover every flag)."""
@@ -200,17 +201,15 @@ def _flags(con: duckdb.DuckDBPyConnection) -> FlagChanges:
 
 
 def compare_tables(
-    run_a: Mapping[str, Any],
-    run_b: Mapping[str, Any],
+    run_a: RunRecord,
+    run_b: RunRecord,
     tables_a: Mapping[str, TableSource | None],
     tables_b: Mapping[str, TableSource | None],
     leaderboard_a: Leaderboard,
     leaderboard_b: Leaderboard,
 ) -> Comparison:
     """Compare run B with run A (`tables_*`: submissions, verdicts, flags as the run wrote them)."""
-    config = run_b.get("config") or {}
-    seed = int(config.get("seed", 20261130))
-    samples = int(config.get("bootstrap_samples", 2000))
+    seed, samples = run_b.config.seed, run_b.config.bootstrap_samples
     con = duckdb.connect()
     try:
         _register(con, "a", tables_a)

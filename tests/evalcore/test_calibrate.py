@@ -12,7 +12,7 @@ import pytest
 from evalcore.calibrate import Calibration, calibrate_tables, judges_table
 from evalcore.labels import Labels, labels_from_rows, load_labels
 from evalcore.reduce import ALL_AREAS
-from evalcore.store import read_json, read_table
+from evalcore.store import RunRecord, read_table
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 LENIENT = {"xai": "anthropic"}  # the xAI judge passes every criterion of claude-* systems
@@ -31,7 +31,7 @@ def _labels(truth: dict[str, Any]) -> Labels:
 
 def _calibrate(run: Path, labels: Labels) -> Calibration:
     tables = {n: read_table(str(run), n) for n in ("submissions", "verdicts", "flags")}
-    return calibrate_tables(read_json(str(run / "run.json")), labels, **tables)
+    return calibrate_tables(RunRecord.read(str(run)), labels, **tables)
 
 
 def _audited(truth: dict[str, Any], system: str, task_id: str) -> bool:

@@ -13,14 +13,14 @@ import pytest
 
 from evalcore.compare import Comparison, compare_tables
 from evalcore.reduce import Leaderboard, reduce_tables
-from evalcore.store import read_json, read_table
+from evalcore.store import RunRecord, read_table
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 NAMES = ("submissions", "verdicts", "flags", "calls", "rejected")
 
 
-def _load(run: Path) -> tuple[dict[str, Any], dict[str, Any], Leaderboard]:
-    record = read_json(str(run / "run.json"))
+def _load(run: Path) -> tuple[RunRecord, dict[str, Any], Leaderboard]:
+    record = RunRecord.read(str(run))
     tables = {n: read_table(str(run), n) for n in NAMES}
     return record, tables, reduce_tables(record, **tables)
 
