@@ -21,7 +21,7 @@ from evalcore.emulators.responders import Persona, PersonaSet, deliverables_fing
 from evalcore.prompts import RenderedPrompt, render_rubric, render_verify
 from evalcore.reduce import reduce_tables
 from evalcore.schema import DetectedFlag, Submission
-from evalcore.store import read_json, read_table
+from evalcore.store import RunRecord, read_table
 from evalcore.submissions import load_submissions
 from tests.runfolder import RunSpec, build_run
 
@@ -104,7 +104,7 @@ def test_kappa_with_a_neutral_judge_falls_as_noise_rises(sample: Any, base: Any,
         run = tmp_path / f"noise-{level}"
         build_run(str(run), {"verdicts": neutral, "hallucinations": []},
                   RunSpec(bootstrap_samples=50, judge_verdicts={"xai": noisy}))
-        lb = reduce_tables(read_json(str(run / "run.json")),
+        lb = reduce_tables(RunRecord.read(str(run)),
                            **{n: read_table(str(run), n) for n in ("submissions", "verdicts", "flags", "calls")})
         kappas.append({(c.judge_a, c.judge_b): c.kappa for c in lb.judges.cohen}[("openai", "xai")])
         fleiss.append(lb.judges.fleiss_kappa)
