@@ -12,6 +12,7 @@ and `relevant_passages` (what the sources say about a flag, for Stage 2).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,7 +41,7 @@ from evalcore.grounding.parties import party_findings
 from evalcore.grounding.quotes import MIN_DOUBLE_QUOTE_WORDS, best_alignment, find_quotes, quote_finding
 from evalcore.grounding.references import reference_findings
 from evalcore.grounding.sources import index_sources
-from evalcore.grounding.text import enclosing, keywords, overlaps, sentence_bounds, tokens_with_offsets
+from evalcore.grounding.text import Spans, enclosing, keywords, sentence_bounds, tokens_with_offsets
 from evalcore.grounding.values import Value, duration_direction, find_values, value_contexts, value_key
 from evalcore.schema import SourceDocument
 
@@ -64,18 +65,21 @@ def _check_deliverable(name: str, text: str, index: SourceIndex, off: frozenset[
         if f is not None:
             findings.append(f)
             flagged_quotes.append((q.start, q.end))
-    ref_findings, ref_spans = reference_findings(name, text, bounds, index, flagged_quotes)
+    quoted = Spans(flagged_quotes)
+    ref_findings, ref_list = reference_findings(name, text, bounds, index, quoted)
+    ref_spans = Spans(ref_list)
     findings.extend(ref_findings)
-    findings.extend(party_findings(name, text, bounds, index, flagged_quotes))
+    findings.extend(party_findings(name, text, bounds, index, quoted))
     values = find_values(text)
+    starts = [v.start for v in values]  # in order: a sentence's values are one bisect away
     as_of = as_of_day(text, values, index, off)
     # Section numbers are labels, not values: a claim's context runs past them.
-    figures = [v for v in values if not overlaps(v.start, v.end, ref_spans)]
+    figures = [v for v in values if not ref_spans.overlaps(v.start, v.end)]
     contexts = dict(zip((v.start for v in figures), value_contexts(text, figures, bounds), strict=True))
     checked: list[tuple[Value, frozenset[str], Claim]] = []
     for v in figures:
         ctx = contexts[v.start]
-        if overlaps(v.start, v.end, flagged_quotes):
+        if quoted.overlaps(v.start, v.end):
             continue
         s, e = enclosing(bounds, v.start)
         sentence = text[s:e]
@@ -87,7 +91,8 @@ def _check_deliverable(name: str, text: str, index: SourceIndex, off: frozenset[
             continue
         if own_term(v, text, sentence):
             continue
-        keys = frozenset(value_key(u) for u in values if s <= u.start < e and u is not v)
+        same_sentence = values[bisect.bisect_left(starts, s) : bisect.bisect_left(starts, e)]
+        keys = frozenset(value_key(u) for u in same_sentence if u is not v)
         claim = Claim(v, sentence, ctx, duration_direction(v, text), bool(PRESENT.search(sentence)),
                        bool(HISTORICAL.search(sentence)), keys)
         checked.append((v, ctx, claim))

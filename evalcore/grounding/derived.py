@@ -9,6 +9,7 @@ typed, which keeps a changed figure from hiding behind arithmetic.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable, Sequence
 from datetime import date
@@ -231,13 +232,19 @@ def derivable(v: Value, local: Sequence[Value], index: SourceIndex, text: str) -
 
 
 def local_values(values: Sequence[Value], v: Value, bounds: Sequence[tuple[int, int]]) -> list[Value]:
-    """The other values of `v`'s sentence and the sentences right before and after it."""
-    idx = next((i for i, (s, e) in enumerate(bounds) if s <= v.start < e), None)
-    if idx is None:
+    """The other values of `v`'s sentence and the sentences right before and after it.
+
+    `values` and `bounds` are in text order, so both lookups are binary searches (a scan per value
+    made the check quadratic in the deliverable's length).
+    """
+    idx = bisect.bisect_right(bounds, v.start, key=lambda b: b[0]) - 1
+    if idx < 0 or not bounds[idx][0] <= v.start < bounds[idx][1]:
         return []
     lo = bounds[max(0, idx - 1)][0]
     hi = bounds[min(len(bounds) - 1, idx + 1)][1]
-    return [u for u in values if u is not v and lo <= u.start < hi]
+    first = bisect.bisect_left(values, lo, key=lambda u: u.start)
+    last = bisect.bisect_left(values, hi, key=lambda u: u.start)
+    return [u for u in values[first:last] if u is not v]
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,9 +11,10 @@ of a value's context.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -88,15 +89,54 @@ def sentence_bounds(text: str) -> list[tuple[int, int]]:
 
 
 def enclosing(bounds: Sequence[tuple[int, int]], pos: int) -> tuple[int, int]:
-    """The span of `bounds` that contains `pos`; (pos, pos) when none does."""
-    for s, e in bounds:
+    """The span of `bounds` that contains `pos`; (pos, pos) when none does.
+
+    `bounds` are sentence spans in order (as `sentence_bounds` returns them), so this is a binary
+    search: the checks ask it for every value of a deliverable, and a linear scan made the whole
+    check quadratic in the deliverable's length.
+    """
+    i = bisect.bisect_right(bounds, pos, key=lambda b: b[0]) - 1
+    if i >= 0:
+        s, e = bounds[i]
         if s <= pos < e:
             return s, e
     return pos, pos
 
 
+class Spans:
+    """A fixed set of spans that answers "does [start, end) overlap any of them?" in O(log n).
+
+    Why: the checks ask it once per value, quote or reference of a deliverable; scanning every
+    taken span each time grew with the square of the deliverable's length.
+    """
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self._starts = [s for s, _ in ordered]
+        self._max_end: list[int] = []  # the largest end among the spans up to each position
+        top = -1
+        for _, e in ordered:
+            top = max(top, e)
+            self._max_end.append(top)
+        self._spans = ordered
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def overlaps(self, start: int, end: int) -> bool:
+        """Whether [start, end) overlaps one of the spans (every span starting before `end` is a
+        candidate; one of them reaches past `start` iff the largest end among them does)."""
+        n = bisect.bisect_left(self._starts, end)
+        return n > 0 and self._max_end[n - 1] > start
+
+
 def overlaps(start: int, end: int, taken: Iterable[tuple[int, int]]) -> bool:
-    """Whether the span [start, end) overlaps any of the `taken` spans."""
+    """Whether the span [start, end) overlaps any of the `taken` spans (`Spans` answers at once)."""
+    if isinstance(taken, Spans):
+        return taken.overlaps(start, end)
     return any(start < e and s < end for s, e in taken)
 
 
