@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from evalcore.audit import detect_prompt, grounding_candidates, run_audit
 from evalcore.calls import GradingContext, total_cost
 from evalcore.config import TribunalConfig
-from evalcore.panel import rubric_prompts, run_panel, too_long_reason, verdicts_by_judge
+from evalcore.panel import rubric_prompts, run_panel, too_long_before_rendering, too_long_reason, verdicts_by_judge
 from evalcore.prompts import new_boundary
 from evalcore.schema import CallRow, FlagRow, Submission, SubmissionRow, Task, VerdictRow
 from evalcore.scoring import (
@@ -108,14 +108,21 @@ async def grade_submission(
     boundary = new_boundary()
     budget = config.prompt_budget
 
-    prompts = rubric_prompts(task, submission, boundary)
-    candidates = grounding_candidates(task, submission) if config.audit.grounding_candidates else []
-    detect = detect_prompt(task, submission, candidates, boundary)
-    too_long = too_long_reason([p for _, p in prompts], budget.rubric_tokens, budget) or too_long_reason(
-        [detect], budget.audit_tokens, budget
-    )
+    # too_long is decided before any grounding work (the checks' cost grows with the deliverable)
+    # and, for a deliverable far over the budget, before any prompt is rendered.
+    too_long = too_long_before_rendering(task, submission, budget)
+    prompts = [] if too_long else rubric_prompts(task, submission, boundary)
+    too_long = too_long or too_long_reason([p for _, p in prompts], budget.rubric_tokens, budget)
+    candidates: list[dict[str, object]] = []
+    if not too_long and config.audit.grounding_candidates:
+        too_long = too_long_reason([detect_prompt(task, submission, [], boundary)], budget.audit_tokens, budget)
+        candidates = [] if too_long else grounding_candidates(task, submission)
+    detect = None if too_long else detect_prompt(task, submission, candidates, boundary)
+    if detect is not None:
+        too_long = too_long_reason([detect], budget.audit_tokens, budget)
     if too_long:
         return GradeResult(submission_row(ctx, submission, task, SubmissionScores.too_long(too_long), []))
+    assert detect is not None
 
     judges = [(cfg, vendors[cfg.name]) for cfg in config.judges]
     panel = await run_panel(task, submission, prompts, judges, ctx, budget)

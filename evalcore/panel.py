@@ -65,6 +65,32 @@ def too_long_reason(prompts: Sequence[RenderedPrompt], limit_tokens: int, budget
     return None
 
 
+def too_long_before_rendering(task: Task, submission: Submission, budget: PromptBudget) -> str | None:
+    """``too_long`` decided from the text lengths alone, before any prompt is rendered.
+
+    Why: a rubric prompt is rendered per criterion and each holds the deliverables it reads, so a
+    50 MB deliverable would be copied once per criterion before ``too_long_reason`` could refuse
+    it. The deliverables (and, for the audit, the sources) are a lower bound of a prompt's length:
+    when they alone are over the budget, no rendering is needed to know.
+    """
+    cpt = budget.chars_per_token
+    texts = {name: len(d.text or "") for name, d in submission.deliverables.items()}
+    for criterion in task.criteria:
+        chars = sum(texts.get(n, 0) for n in task.criterion_deliverables(criterion))
+        if chars / cpt > budget.rubric_tokens:
+            return (
+                f"rubric prompt needs ~{int(chars / cpt):,}+ tokens for its deliverables alone (estimated at "
+                f"{cpt:g} chars/token), over the budget of {budget.rubric_tokens:,}"
+            )
+    chars = sum(texts.values()) + sum(len(d.text) for d in task.documents)
+    if chars / cpt > budget.audit_tokens:
+        return (
+            f"detect prompt needs ~{int(chars / cpt):,}+ tokens for its sources and deliverables alone "
+            f"(estimated at {cpt:g} chars/token), over the budget of {budget.audit_tokens:,}"
+        )
+    return None
+
+
 async def run_panel(
     task: Task,
     submission: Submission,
