@@ -161,6 +161,30 @@ class PromptBudget(_Strict):
     chars_per_token: float = 4.0
 
 
+class InputLimits(_Strict):
+    """Ceilings on what reading one input file may cost (task documents and submitted deliverables).
+
+    Why: inputs come from benchmark authors and from the evaluated systems; one hostile or broken
+    file (a decompression bomb, a million-row spreadsheet) must be refused with a reason instead of
+    exhausting the memory of the process that loads every other input. The defaults are far above
+    any real legal document; each refusal names the limit to raise (``input_limits.<name>`` in
+    ``--config``). Applied by ``evalcore.benchmark.limits``.
+    """
+
+    max_file_bytes: int = Field(default=64 * 2**20, gt=0, description="Size of one file as stored.")
+    max_unpacked_bytes: int = Field(
+        default=128 * 2**20, gt=0,
+        description="Total uncompressed size of the parts of one docx/xlsx/pptx (they are zip archives).",
+    )
+    max_archive_members: int = Field(default=10_000, gt=0, description="Parts in one docx/xlsx/pptx.")
+    max_sheet_rows: int = Field(default=100_000, gt=0, description="Rows read from one workbook, all sheets.")
+    max_sheet_cells: int = Field(default=1_000_000, gt=0, description="Cells read from one workbook, all sheets.")
+    max_source_chars: int = Field(
+        default=2_000_000, gt=0,
+        description="Text of one task document after conversion (every source is indexed for grounding).",
+    )
+
+
 class TribunalConfig(_Strict):
     """Everything a run needs besides its inputs; recorded (without secrets) in run.json."""
 
@@ -173,6 +197,7 @@ class TribunalConfig(_Strict):
     )
     bootstrap_samples: int = 2000
     seed: int = 20261130
+    input_limits: InputLimits = Field(default_factory=InputLimits)
 
     @field_validator("judges")
     @classmethod

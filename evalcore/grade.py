@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from evalcore.audit import detect_prompt, grounding_candidates, run_audit
 from evalcore.calls import GradingContext, total_cost
 from evalcore.config import TribunalConfig
-from evalcore.panel import rubric_prompts, run_panel, too_long_before_rendering, too_long_reason, verdicts_by_judge
+from evalcore.panel import (
+    rubric_prompts,
+    run_panel,
+    too_long_before_rendering,
+    too_long_reason,
+    verdicts_by_judge,
+)
 from evalcore.prompts import new_boundary
 from evalcore.schema import CallRow, FlagRow, Submission, SubmissionRow, Task, VerdictRow
 from evalcore.scoring import (

@@ -23,8 +23,13 @@ Rules (METHODOLOGY.md): a deliverable the task expects but the submission lacks 
 rejection: the submission gets ``Deliverable(name, missing=True)`` and fails what it cannot satisfy.
 A submission with any problem (unknown task id, duplicate, a name or path escaping its root,
 including symlinks pointing outside, an unreadable or unsupported file, an unknown deliverable
-name) is rejected as a whole, with one Rejection per problem, and the load goes on: a sweep over
-thousands of submissions must not stop on one bad file.
+name, an empty or binary deliverable, a file over the input limits) is rejected as a whole, with
+one Rejection per problem, and the load goes on: a sweep over thousands of submissions must not
+stop on one bad file. Rejection happens here, before any judge call is paid.
+
+A system folder whose name starts with ``.`` is rejected with a reason when it holds task folders
+(hidden names are ignored elsewhere, so its submissions would otherwise vanish without a word);
+other hidden entries (``.git``, ``.DS_Store``) are ignored.
 """
 
 from __future__ import annotations
@@ -42,7 +47,15 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from evalcore import fs
-from evalcore.benchmark.documents import SUPPORTED_EXTENSIONS, convert, is_supported
+from evalcore.benchmark import limits as input_limits
+from evalcore.benchmark.documents import (
+    BINARY_SHARE,
+    SUPPORTED_EXTENSIONS,
+    binary_share,
+    convert,
+    is_supported,
+)
+from evalcore.config import InputLimits
 from evalcore.errors import DocumentError
 from evalcore.schema import Deliverable, Rejection, Submission, Task
 
@@ -83,19 +96,38 @@ def _excluded_reason(task_id: str) -> str:
     return f"task {task_id!r} was left out of the benchmark because of its own problems (see above)"
 
 
-def read_deliverable(name: str, filename: str, uri: str, endpoint: str | None) -> Deliverable | str:
-    """Read and convert one deliverable file; a reason string when it cannot be used."""
+EMPTY_HINT = "a system that produced nothing should leave the deliverable out (it is then graded as missing)"
+
+
+def empty_reason(name: str, text: str, converted: bool) -> str | None:
+    """Why a deliverable's text cannot be graded, or None: judges would be paid to read nothing."""
+    if text.strip():
+        return None
+    what = "has no text after conversion" if converted else "is empty"
+    return f"deliverable {name!r} {what}; {EMPTY_HINT}"
+
+
+def read_deliverable(
+    name: str, filename: str, uri: str, endpoint: str | None, limits: InputLimits | None = None
+) -> Deliverable | str:
+    """Read and convert one deliverable file; a reason string when it cannot be used (unsupported,
+    unreadable, corrupt, binary, empty, or over the input ``limits``)."""
     if not is_supported(filename):
         return f"unsupported file type for deliverable {name!r}; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+    limits = limits or InputLimits()
     try:
-        data = fs.read_bytes(uri, endpoint)
+        data = input_limits.read_limited(uri, endpoint, limits)
     except OSError as exc:
         return f"cannot read deliverable {name!r}: {exc}"
+    except input_limits.LimitExceeded as exc:
+        return f"deliverable {name!r}: {exc.reason}"
     try:
-        document = convert(filename, data)
+        document = convert(filename, data, limits)
     except DocumentError as exc:
         return f"deliverable {name!r}: {exc.reason}"
-    return Deliverable(name=name, filename=filename, text=document.text)
+    return empty_reason(name, document.text, converted=document.kind not in ("txt", "md")) or Deliverable(
+        name=name, filename=filename, text=document.text
+    )
 
 
 def deliverable_name(task: Task, filename: str) -> str | None:
@@ -178,6 +210,7 @@ def _folder_submission(
     task: Task,
     files: list[tuple[str, str]],
     endpoint: str | None,
+    limits: InputLimits | None = None,
 ) -> list[Item]:
     """One submission from the files under ``<root>/<system>/<task id>/``."""
     origin = fs.join(root, system, task.id)
@@ -204,7 +237,7 @@ def _folder_submission(
             reject(origin, f"several files for deliverable {name!r}: {', '.join(r for r, _ in candidates)}")
             continue
         rest, uri = candidates[0]
-        result = read_deliverable(name, rest, uri, endpoint)
+        result = read_deliverable(name, rest, uri, endpoint, limits)
         if isinstance(result, str):
             reject(uri, result)
         else:
@@ -220,15 +253,19 @@ def _iter_folder(
     excluded: Collection[str],
     endpoint: str | None,
     seen: _Seen,
+    limits: InputLimits | None = None,
 ) -> Iterator[Item | Callable[[], list[Item]]]:
     """Rejections found from the listing alone, and work items (one per submission) to run."""
     groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
     unknown: dict[tuple[str, str], list[str]] = {}
+    hidden: set[str] = set()
     for uri in fs.list_files(root, endpoint_override=endpoint):
         rel = fs.relative(uri, root)
-        if _ignored(rel):
-            continue
         parts = rel.split("/")
+        if _ignored(rel):
+            if parts[0].startswith(".") and len(parts) >= 3 and _match_task(parts[1:], tasks, excluded):
+                hidden.add(parts[0])
+            continue
         if len(parts) < 3:
             yield Rejection(
                 file=uri,
@@ -242,6 +279,13 @@ def _iter_folder(
         else:
             groups.setdefault((system, match[0]), []).append((match[1], uri))
 
+    for system in sorted(hidden):
+        yield Rejection(
+            file=fs.join(root, system),
+            reason=f"system folder {system!r} starts with '.', so its submissions would be ignored like any "
+            f"hidden file; rename it (e.g. {system.lstrip('.') or 'system'!r}) to have them graded",
+            system=system,
+        )
     keys = sorted(set(groups) | set(unknown))
     for system, task_id in keys:
         folder = fs.join(root, system, task_id)
@@ -258,7 +302,7 @@ def _iter_folder(
             yield duplicate
             continue
         task, files = tasks[task_id], groups[(system, task_id)]
-        yield partial(_folder_submission, root, system, task, files, endpoint)
+        yield partial(_folder_submission, root, system, task, files, endpoint, limits)
 
 
 # --------------------------------------------------------------------------------------------
@@ -326,8 +370,16 @@ def _deliverable_map(value: object) -> dict[str, object] | None:
     return None
 
 
+def _inline(name: str, text: str) -> Deliverable | str:
+    """An inline text deliverable, or why it is refused (empty, or control characters of binary data)."""
+    reason = empty_reason(name, text, converted=False)
+    if reason is None and ("\x00" in text or binary_share(text) > BINARY_SHARE):
+        reason = f"deliverable {name!r}: inline text looks binary (control characters), not text"
+    return reason or Deliverable(name=name, text=text)
+
+
 def _manifest_deliverable(
-    name: str, value: object, folder: str, endpoint: str | None
+    name: str, value: object, folder: str, endpoint: str | None, limits: InputLimits | None = None
 ) -> Deliverable | str | None:
     """Resolve one manifest value: a Deliverable, None when missing, or a reason it is refused."""
     if value is None:
@@ -335,7 +387,7 @@ def _manifest_deliverable(
     explicit_path = False
     if isinstance(value, Mapping):
         if set(value) == {"text"} and isinstance(value["text"], str):
-            return Deliverable(name=name, text=value["text"])
+            return _inline(name, value["text"])
         if set(value) == {"path"} and isinstance(value["path"], str):
             value, explicit_path = value["path"], True
         else:
@@ -343,7 +395,7 @@ def _manifest_deliverable(
     if not isinstance(value, str):
         return f"deliverable {name!r}: the value must be text, a path, or null"
     if not explicit_path and not _looks_like_path(value):
-        return Deliverable(name=name, text=value)
+        return _inline(name, value)
     if fs.is_s3(value):
         uri = value
     else:
@@ -362,12 +414,12 @@ def _manifest_deliverable(
     if not present:
         if explicit_path:
             return f"deliverable {name!r}: file {value!r} not found"
-        return Deliverable(name=name, text=value)
-    return read_deliverable(name, posixpath.basename(value), uri, endpoint)
+        return _inline(name, value)
+    return read_deliverable(name, posixpath.basename(value), uri, endpoint, limits)
 
 
 def _manifest_submission(
-    origin: str, row: dict[str, Any], task: Task, folder: str, endpoint: str | None
+    origin: str, row: dict[str, Any], task: Task, folder: str, endpoint: str | None, limits: InputLimits | None = None
 ) -> list[Item]:
     system, task_id = row["system"], task.id
     by_filename = {filename: name for name, filename in task.deliverables.items()}
@@ -386,7 +438,7 @@ def _manifest_submission(
             )
             problems.append(Rejection(file=origin, reason=reason, system=system, task_id=task_id))
             continue
-        result = _manifest_deliverable(name, value, folder, endpoint)
+        result = _manifest_deliverable(name, value, folder, endpoint, limits)
         if isinstance(result, str):
             problems.append(Rejection(file=origin, reason=result, system=system, task_id=task_id))
         elif result is not None:
@@ -402,6 +454,7 @@ def _iter_manifest(
     excluded: Collection[str],
     endpoint: str | None,
     seen: _Seen,
+    limits: InputLimits | None = None,
 ) -> Iterator[Item | Callable[[], list[Item]]]:
     folder = fs.parent(uri)
     for origin, row in _manifest_rows(uri, endpoint):
@@ -437,7 +490,7 @@ def _iter_manifest(
             continue
         task = tasks[task_id]
         row = {**row, "task_id": task_id}
-        yield partial(_manifest_submission, origin, row, task, folder, endpoint)
+        yield partial(_manifest_submission, origin, row, task, folder, endpoint, limits)
 
 
 # --------------------------------------------------------------------------------------------
@@ -452,20 +505,22 @@ def iter_submissions(
     excluded: Collection[str] = (),
     endpoint_override: str | None = None,
     max_workers: int = 16,
+    limits: InputLimits | None = None,
 ) -> Iterator[Submission | Rejection]:
     """Stream submissions and rejections from a results folder or a manifest, in a stable order.
 
     ``tasks`` maps task id -> Task (``BenchmarkLoad.task_map()``). ``excluded`` holds ids of tasks
     that exist but were left out of the benchmark (``BenchmarkLoad.excluded_task_ids()``), so their
     submissions are rejected with that reason rather than as unknown. Files are read on a thread
-    pool a bounded window at a time, so memory stays flat for thousands of submissions.
+    pool a bounded window at a time, so memory stays flat for thousands of submissions; each file
+    is held to the input ``limits`` (defaults when None).
     """
     seen = _Seen()
     try:
         if fs.is_dir(uri, endpoint_override):
-            source = _iter_folder(uri.rstrip("/"), tasks, excluded, endpoint_override, seen)
+            source = _iter_folder(uri.rstrip("/"), tasks, excluded, endpoint_override, seen, limits)
         elif fs.is_file(uri, endpoint_override) and uri.lower().endswith(MANIFEST_SUFFIXES):
-            source = _iter_manifest(uri, tasks, excluded, endpoint_override, seen)
+            source = _iter_manifest(uri, tasks, excluded, endpoint_override, seen, limits)
         elif fs.exists(uri, endpoint_override):
             yield Rejection(file=uri, reason="expected a results folder or a .jsonl/.parquet manifest")
             return
@@ -508,11 +563,12 @@ def load_submissions(
     excluded: Collection[str] = (),
     endpoint_override: str | None = None,
     max_workers: int = 16,
+    limits: InputLimits | None = None,
 ) -> SubmissionLoad:
     """Load every submission (see the module docstring for the two sources and the rules)."""
     load = SubmissionLoad()
     for item in iter_submissions(
-        uri, tasks, excluded=excluded, endpoint_override=endpoint_override, max_workers=max_workers
+        uri, tasks, excluded=excluded, endpoint_override=endpoint_override, max_workers=max_workers, limits=limits
     ):
         if isinstance(item, Submission):
             load.submissions.append(item)

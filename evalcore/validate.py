@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evalcore.benchmark.loader import BenchmarkLoad, load_benchmark
+from evalcore.config import InputLimits
 from evalcore.errors import TribunalError
 from evalcore.schema import Rejection, Submission
 from evalcore.submissions import iter_submissions
@@ -75,12 +76,20 @@ def _benchmark_summary(report: ValidationReport, load: BenchmarkLoad) -> None:
 
 
 def validate(
-    benchmark_uri: str, submissions_uri: str | None = None, *, endpoint_override: str | None = None
+    benchmark_uri: str,
+    submissions_uri: str | None = None,
+    *,
+    endpoint_override: str | None = None,
+    limits: InputLimits | None = None,
 ) -> ValidationReport:
-    """Load the benchmark (and submissions, if given) and summarise; never raises for bad input."""
+    """Load the benchmark (and submissions, if given) and summarise; never raises for bad input.
+
+    ``limits`` are the run's input limits (``TribunalConfig.input_limits``): a file a sweep would
+    refuse as too large is reported here too.
+    """
     report = ValidationReport(benchmark=benchmark_uri, submissions=submissions_uri)
     try:
-        load = load_benchmark(benchmark_uri, endpoint_override=endpoint_override)
+        load = load_benchmark(benchmark_uri, endpoint_override=endpoint_override, limits=limits)
     except TribunalError as exc:  # e.g. an unsupported URI scheme
         report.problems.append(Rejection(file=benchmark_uri, reason=str(exc)))
         return report
@@ -96,6 +105,7 @@ def validate(
             load.task_map(),
             excluded=load.excluded_task_ids(),
             endpoint_override=endpoint_override,
+            limits=limits,
         ):
             if isinstance(item, Submission):
                 by_system[item.system] += 1

@@ -70,6 +70,10 @@ def validate(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the full report as JSON (every missing deliverable).")
     ] = False,
+    config: Annotated[
+        str | None,
+        typer.Option("--config", "-c", help="YAML overriding evalcore/config/defaults.yaml (its input_limits apply)."),
+    ] = None,
 ) -> None:
     """Check a benchmark (and its submissions) and list every problem, before paying for a sweep.
 
@@ -91,7 +95,14 @@ def validate(
 
         tribunal validate s3://my-bucket/bench --submissions s3://my-bucket/results/ --endpoint-url http://127.0.0.1:9000
     """
-    report = run_validation(benchmark, submissions, endpoint_override=endpoint_url)
+    from evalcore.config import load_config
+
+    try:
+        limits = load_config(config, vendors="offline").input_limits
+    except TribunalError as exc:
+        Console(stderr=True).print(str(exc), markup=False, highlight=False)
+        raise typer.Exit(code=1) from None
+    report = run_validation(benchmark, submissions, endpoint_override=endpoint_url, limits=limits)
     console = Console()
     if as_json:
         console.print_json(report.model_dump_json())

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evalcore.benchmark.loader import load_task
-from evalcore.config import VendorMode, load_config
+from evalcore.config import InputLimits, VendorMode, load_config
 from evalcore.errors import SubmissionError
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.schema import Deliverable, Submission, Task
@@ -23,7 +23,7 @@ from evalcore.vendors.registry import create_vendor
 from jobs.modes import vendor_mode
 
 
-def match_deliverables(task: Task, files: list[str]) -> dict[str, Deliverable]:
+def match_deliverables(task: Task, files: list[str], limits: InputLimits | None = None) -> dict[str, Deliverable]:
     """Map files to the task's deliverables by the loader's rule (file name, then stem); a single
     file for a single-deliverable task always matches. Absent deliverables are marked missing."""
     found: dict[str, Deliverable] = {}
@@ -36,7 +36,7 @@ def match_deliverables(task: Task, files: list[str]) -> dict[str, Deliverable]:
             name = next(iter(task.deliverables))
         if name is None:
             raise SubmissionError(f, f"matches none of the task's deliverables {sorted(task.deliverables.items())}")
-        result = read_deliverable(name, p.name, str(p), None)
+        result = read_deliverable(name, p.name, str(p), None, limits)
         if isinstance(result, str):
             raise SubmissionError(f, result)
         found[name] = result
@@ -47,9 +47,11 @@ def grade_one(
     task_dir: str, files: list[str], mode: VendorMode, audit: AuditMode, config_path: str | None
 ) -> GradeResult:
     """Grade one submission with the chosen vendors; returns every row."""
-    task = load_task(task_dir)
-    submission = Submission(system="cli", task_id=task.id, deliverables=match_deliverables(task, files))
     cfg = load_config(config_path, vendors=mode)
+    task = load_task(task_dir, limits=cfg.input_limits)
+    submission = Submission(
+        system="cli", task_id=task.id, deliverables=match_deliverables(task, files, cfg.input_limits)
+    )
 
     async def run(run_cfg: object) -> GradeResult:
         from evalcore.config import TribunalConfig

@@ -200,6 +200,7 @@ def config_fingerprint(config: TribunalConfig) -> str:
     moved endpoint; the vendor mode is recorded next to it in run.json and checked separately.
     """
     cfg = config.public_dict()
+    cfg.pop("input_limits", None)  # which inputs are accepted, not how they are graded: raising one resumes
     for v in [*cfg["judges"], cfg["auditor"]]:
         v.pop("endpoint", None)
         v.pop("api_key_env", None)
@@ -568,7 +569,9 @@ def _stream(
     """Submissions in the loader's stable order; rejections are set aside in `rejected` for the table."""
     from evalcore.submissions import iter_submissions
 
-    for item in iter_submissions(opts.submissions, tasks, excluded=bench.excluded_task_ids()):
+    for item in iter_submissions(
+        opts.submissions, tasks, excluded=bench.excluded_task_ids(), limits=opts.config.input_limits
+    ):
         if isinstance(item, Rejection):
             rejected.append(item)
         else:
@@ -581,7 +584,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
 
     console = console or Console(stderr=True)
     t0 = time.time()
-    bench = load_benchmark(opts.benchmark)
+    bench = load_benchmark(opts.benchmark, limits=opts.config.input_limits)
     tasks = bench.task_map()
     if not tasks:
         raise TribunalError(f"{opts.benchmark}: no loadable tasks ({len(bench.problems)} problem(s))")

@@ -32,6 +32,8 @@ from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
+from evalcore.benchmark import limits as input_limits
+from evalcore.config import InputLimits
 from evalcore.errors import DocumentError
 from evalcore.schema import SourceDocument, sha256_bytes
 
@@ -137,15 +139,16 @@ def _docx(data: bytes) -> str:
     return "\n".join(lines)
 
 
-def _xlsx(data: bytes) -> str:
+def _xlsx(data: bytes, limits: InputLimits | None = None) -> str:
     import openpyxl
 
+    budget = input_limits.SheetBudget(limits or InputLimits())
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         parts: list[str] = []
         for sheet in workbook.worksheets:
             parts.append(f"## Sheet: {sheet.title}")
-            for row in sheet.iter_rows(values_only=True):
+            for row in budget.rows_of(sheet.title, sheet.iter_rows(values_only=True)):
                 line = _row_line(_cell_text(v) for v in row)
                 if line.strip():
                     parts.append(line)
@@ -236,13 +239,34 @@ def _pdf(data: bytes) -> str:
     return "\n\n".join(pages)
 
 
+_TEXT_CONTROLS = frozenset("\t\n\r\f\v")
+BINARY_SHARE = 0.01
+"""Share of control characters or undecodable bytes above which a "text" file is taken as binary."""
+
+
+def binary_share(text: str) -> float:
+    """Share of the first 64 K characters that no text has: C0 controls (but whitespace) and the
+    replacement character of undecodable bytes. Random bytes score ~12 %, any real text ~0."""
+    sample = text[:65536]
+    if not sample:
+        return 0.0
+    odd = sum(1 for c in sample if (c < " " and c not in _TEXT_CONTROLS) or c == "\ufffd")
+    return odd / len(sample)
+
+
 def _plain(data: bytes) -> str:
     if b"\x00" in data[:8192]:
         raise ValueError("file looks binary (contains NUL bytes), not text")
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return data.decode("cp1252", errors="replace")
+        text = data.decode("cp1252", errors="replace")
+    share = binary_share(text)
+    if share > BINARY_SHARE:
+        raise ValueError(
+            f"file looks binary, not text ({share:.0%} control characters or undecodable bytes)"
+        )
+    return text
 
 
 def _html(data: bytes) -> str:
@@ -369,12 +393,13 @@ _NOT_CACHED = frozenset({"txt", "md"})
 """Kinds whose conversion is a decode: caching them would only fill the cache with deliverables."""
 
 
-def convert(name: str, data: bytes) -> SourceDocument:
+def convert(name: str, data: bytes, limits: InputLimits | None = None) -> SourceDocument:
     """Convert one file's bytes to a SourceDocument (text + hash of the raw bytes).
 
     ``name`` is the document's path relative to its ``documents/`` folder (or a deliverable's file
     name); its extension decides the converter. Raises DocumentError naming the file for an
-    unsupported extension, a corrupt file (with the parser's reason), or a scanned PDF.
+    unsupported extension, a corrupt file (with the parser's reason), a scanned PDF, or a file over
+    the input ``limits`` (``evalcore.benchmark.limits``; defaults when None).
     """
     kind = kind_of(name)
     if kind is None:
@@ -383,9 +408,14 @@ def convert(name: str, data: bytes) -> SourceDocument:
             name,
             f"unsupported file type {extension!r}; supported: {', '.join(SUPPORTED_EXTENSIONS)}",
         )
+    limits = limits or InputLimits()
+    try:
+        input_limits.check_file(kind, data, limits)
+    except input_limits.LimitExceeded as exc:
+        raise DocumentError(name, exc.reason) from None
     sha = sha256_bytes(data)
     if kind in _NOT_CACHED:
-        plain = _convert_uncached(name, kind, data)
+        plain = _convert_uncached(name, kind, data, limits)
         return SourceDocument(name=name, kind=kind, sha256=sha, text=plain, size_bytes=len(data))
     key = (sha, kind)
     text = _memory.get(key)
@@ -394,7 +424,7 @@ def convert(name: str, data: bytes) -> SourceDocument:
         text = _disk_get(folder, sha, kind)
         _memory.count(hit=text is not None)
         if text is None:
-            text = _convert_uncached(name, kind, data)
+            text = _convert_uncached(name, kind, data, limits)
             _disk_put(folder, sha, kind, text)
         _memory.put(key, text)
     else:
@@ -402,13 +432,17 @@ def convert(name: str, data: bytes) -> SourceDocument:
     return SourceDocument(name=name, kind=kind, sha256=sha, text=text, size_bytes=len(data))
 
 
-def _convert_uncached(name: str, kind: str, data: bytes) -> str:
+def _convert_uncached(name: str, kind: str, data: bytes, limits: InputLimits) -> str:
     try:
-        return _tidy(_CONVERTERS[kind](data))
+        return _tidy(_xlsx(data, limits) if kind == "xlsx" else _CONVERTERS[kind](data))
     except _ScannedPdf:
         raise DocumentError(name, SCANNED_PDF_REASON) from None
+    except input_limits.LimitExceeded as exc:
+        raise DocumentError(name, exc.reason) from None
     except DocumentError:
         raise
     except Exception as exc:  # every parser has its own exception types; all mean "corrupt"
-        reason = str(exc).strip() or type(exc).__name__
-        raise DocumentError(name, f"cannot read {kind} file: {reason}") from exc
+        reason = input_limits.explain(kind, exc)
+        if reason is None:
+            reason = f"cannot read {kind} file: {str(exc).strip() or type(exc).__name__}"
+        raise DocumentError(name, reason) from exc

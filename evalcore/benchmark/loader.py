@@ -14,6 +14,10 @@ wrong scores), and the reason says so.
 
 Hidden files (any path component starting with ``.``) and Office lock files (``~$...``) are
 ignored everywhere: editors and sync tools leave them behind.
+
+A source document that is a symlink resolving outside the benchmark folder is refused, never read
+(a ``passwd.txt -> /etc/passwd`` link would otherwise be sent to the vendors as a source), and
+every document is held to the input limits (``evalcore.benchmark.limits``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from evalcore import fs
+from evalcore.benchmark import limits as input_limits
 from evalcore.benchmark.documents import convert
+from evalcore.config import InputLimits
 from evalcore.errors import BenchmarkError, DocumentError
 from evalcore.schema import Criterion, Rejection, SourceDocument, Task
 
@@ -309,29 +315,47 @@ def _discover(files: Iterable[str], tasks_root: str) -> dict[str, _TaskFolder]:
     return folders
 
 
-def _read(uri: str, endpoint: str | None) -> bytes | str:
-    """The file's bytes, or a reason it cannot be read."""
+def _read(uri: str, endpoint: str | None, limits: InputLimits | None = None) -> bytes | str:
+    """The file's bytes, or a reason it cannot be read (a file over the size limit is not read)."""
     try:
-        return fs.read_bytes(uri, endpoint)
+        return input_limits.read_limited(uri, endpoint, limits or InputLimits())
     except OSError as exc:
         return f"cannot read file: {exc}"
-
-
-def _load_document(name: str, uri: str, endpoint: str | None) -> SourceDocument | str:
-    data = _read(uri, endpoint)
-    if isinstance(data, str):
-        return data
-    try:
-        return convert(name, data)
-    except DocumentError as exc:
+    except input_limits.LimitExceeded as exc:
         return exc.reason
 
 
-def load_benchmark(uri: str, *, endpoint_override: str | None = None, max_workers: int = 16) -> BenchmarkLoad:
+SYMLINK_REASON = (
+    "symlink points outside the benchmark folder; refusing to read it (copy the file into documents/ instead)"
+)
+
+
+def _load_document(
+    name: str, uri: str, endpoint: str | None, root: str, limits: InputLimits
+) -> SourceDocument | str:
+    if not fs.is_within(uri, root):
+        return SYMLINK_REASON
+    data = _read(uri, endpoint, limits)
+    if isinstance(data, str):
+        return data
+    try:
+        document = convert(name, data, limits)
+        input_limits.check_source_text(document.text, limits)
+    except DocumentError as exc:
+        return exc.reason
+    except input_limits.LimitExceeded as exc:
+        return exc.reason
+    return document
+
+
+def load_benchmark(
+    uri: str, *, endpoint_override: str | None = None, max_workers: int = 16, limits: InputLimits | None = None
+) -> BenchmarkLoad:
     """Load every task under a benchmark (its root or its tasks/ folder), local or ``s3://``.
 
     Never raises for bad content: each problem becomes a Rejection naming the file, and the task it
     concerns is left out. Files are read concurrently (``max_workers`` threads), which matters on S3.
+    ``limits`` bound what one document may cost to read (defaults when None).
     """
     found = _find_tasks_root(uri, endpoint_override)
     if isinstance(found, Rejection):
@@ -342,18 +366,20 @@ def load_benchmark(uri: str, *, endpoint_override: str | None = None, max_worker
         reason = f"no {TASK_FILE} found; expected <area>/<task>[/<scenario>]/{TASK_FILE}"
         return BenchmarkLoad(root=root, problems=[Rejection(file=tasks_root, reason=reason)])
 
-    tasks, problems = _load_folders(list(folders.values()), endpoint_override, max_workers)
+    tasks, problems = _load_folders(
+        list(folders.values()), endpoint_override, max_workers, root, limits or InputLimits()
+    )
     return BenchmarkLoad(root=root, tasks=tasks, problems=problems)
 
 
 def _load_folders(
-    folders: list[_TaskFolder], endpoint_override: str | None, max_workers: int
+    folders: list[_TaskFolder], endpoint_override: str | None, max_workers: int, root: str, limits: InputLimits
 ) -> tuple[list[Task], list[Rejection]]:
     """Parse, check and convert task folders; (tasks sorted by id, problems sorted by file)."""
     problems: list[Rejection] = []
     with ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="load-benchmark") as pool:
         ordered = sorted(folders, key=lambda f: f.id)
-        raw = list(pool.map(lambda f: _read(fs.join(f.uri, TASK_FILE), endpoint_override), ordered))
+        raw = list(pool.map(lambda f: _read(fs.join(f.uri, TASK_FILE), endpoint_override, limits), ordered))
         parsed: dict[str, ParsedTask] = {}
         for folder, data in zip(ordered, raw, strict=True):
             task_file = fs.join(folder.uri, TASK_FILE)
@@ -381,7 +407,7 @@ def _load_folders(
         bad = {p.task_id for p in problems}
         usable = [f for f in ordered if f.id not in bad]
         jobs = [(f, name, doc_uri) for f in usable for name, doc_uri in sorted(f.documents)]
-        converted = list(pool.map(lambda j: _load_document(j[1], j[2], endpoint_override), jobs))
+        converted = list(pool.map(lambda j: _load_document(j[1], j[2], endpoint_override, root, limits), jobs))
 
     documents: dict[str, list[SourceDocument]] = {f.id: [] for f in usable}
     for (folder, _, doc_uri), result in zip(jobs, converted, strict=True):
@@ -417,7 +443,12 @@ def _load_folders(
 
 
 def load_task(
-    task_dir: str, task_id: str | None = None, *, endpoint_override: str | None = None, max_workers: int = 16
+    task_dir: str,
+    task_id: str | None = None,
+    *,
+    endpoint_override: str | None = None,
+    max_workers: int = 16,
+    limits: InputLimits | None = None,
 ) -> Task:
     """Load ONE task folder (holding task.json and documents/), e.g. to grade a single submission.
 
@@ -440,7 +471,7 @@ def load_task(
         rel = prefix + fs.relative(uri, fs.join(task_dir, DOCUMENTS_FOLDER))
         if not _ignored(rel):
             folder.documents.append((rel[len(prefix) :], uri))
-    tasks, problems = _load_folders([folder], endpoint_override, max_workers)
+    tasks, problems = _load_folders([folder], endpoint_override, max_workers, task_dir, limits or InputLimits())
     if problems:
         raise BenchmarkError(
             problems[0].file, "; ".join(str(p) for p in problems) if len(problems) > 1 else problems[0].reason

@@ -359,7 +359,7 @@ def rejected(claim: Claim, accepted: Sequence[SourceValue], reasons: Sequence[Re
     return best_accepted == 0.0 and best_rejected >= CONTRADICTION_CONTEXT_SCORE
 
 
-def is_operand(v: Value, text: str, ref_spans: Sequence[tuple[int, int]]) -> bool:
+def is_operand(v: Value, text: str, ref_spans: Iterable[tuple[int, int]]) -> bool:
     """Whether a value can be an operand of a derivation: a quantity, not a label. Section
     numbers, years, list numbers and numbers that are part of a name or an address ("88 Mission",
     "1200 Harbor Boulevard") are not quantities."""

@@ -9,7 +9,7 @@ is legal knowledge, not a party to the matter.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from evalcore.grounding.findings import GroundingFinding, location
 from evalcore.grounding.index import Passage, SourceIndex
@@ -53,7 +53,7 @@ def _known_entity(core: Sequence[str], index: SourceIndex) -> bool:
 
 
 def party_findings(
-    name: str, text: str, bounds: Sequence[tuple[int, int]], index: SourceIndex, skip: Sequence[tuple[int, int]]
+    name: str, text: str, bounds: Sequence[tuple[int, int]], index: SourceIndex, skip: Iterable[tuple[int, int]]
 ) -> list[GroundingFinding]:
     """Companies named with a corporate suffix ("Harborview Holdings LLC") that no source names.
 

@@ -9,7 +9,7 @@ Labels in a sentence of general legal knowledge (`legal`) belong to the law, not
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from evalcore.grounding.findings import GroundingFinding, location
 from evalcore.grounding.index import SourceIndex
@@ -20,7 +20,7 @@ from evalcore.grounding.text import enclosing, overlaps
 
 
 def reference_findings(
-    name: str, text: str, bounds: Sequence[tuple[int, int]], index: SourceIndex, skip: list[tuple[int, int]]
+    name: str, text: str, bounds: Sequence[tuple[int, int]], index: SourceIndex, skip: Iterable[tuple[int, int]]
 ) -> tuple[list[GroundingFinding], list[tuple[int, int]]]:
     """Findings for labels and named documents the sources do not have, and the span of every
     reference in the text (labels, not figures, for the value check)."""
