@@ -2,7 +2,7 @@
 
 Why: the benchmark loader, the submission loader and the result store must read local folders and
 S3 through the same code path, so a benchmark behaves identically wherever it lives. Two S3
-pitfalls are handled here once (see ray-notes.md):
+pitfalls are handled here once:
 
 * pyarrow's ``S3FileSystem`` ignores ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_S3`` (it silently
   goes to real AWS), so the endpoint is read from the environment here and passed explicitly as

@@ -1,4 +1,4 @@
-"""The reduction: a run's raw tables in, the leaderboard out (METHODOLOGY.md, "Leaderboard").
+"""The reduction: a run's raw tables in, the leaderboard out (docs/METHODOLOGY.md, "Leaderboard").
 
 Pure: it reads only the arrow tables / datasets it is given (`jobs/reduce.py` does the I/O) and
 returns a pydantic `Leaderboard`. The heavy group-bys (millions of verdict and call rows) run in an

@@ -1,4 +1,4 @@
-"""The scoring rules, each a pure function named after its rule.
+"""The scoring rules of docs/METHODOLOGY.md, each a pure function named after its rule.
 
 Nothing here does I/O or calls a vendor: every score is derived from raw verdict and flag rows,
 so a rule change re-scores a run without paying for a single judge call. Every rule that decides

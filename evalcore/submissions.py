@@ -19,7 +19,7 @@ Two sources (``uri`` names one of them):
 
 Deliverable files are converted with ``evalcore.benchmark.documents`` (a memo.docx is fine).
 
-Rules (METHODOLOGY.md): a deliverable the task expects but the submission lacks is *not* a
+Rules (docs/METHODOLOGY.md): a deliverable the task expects but the submission lacks is *not* a
 rejection: the submission gets ``Deliverable(name, missing=True)`` and fails what it cannot satisfy.
 A submission with any problem (unknown task id, duplicate, a name or path escaping its root,
 including symlinks pointing outside, an unreadable or unsupported file, an unknown deliverable

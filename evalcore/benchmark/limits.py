@@ -13,8 +13,10 @@ What is checked, and when (the ceilings are ``evalcore.config.InputLimits``):
   without inflating anything. Declared sizes can be trusted as a bound: Python's ``zipfile`` (which
   python-docx, openpyxl and python-pptx read through) never returns more bytes than a part
   declares, and a part that inflates to more fails its CRC check as a corrupt file;
-* during conversion: rows and cells read from a workbook (``SheetBudget``), so a huge sheet stops
-  at the limit instead of after it has been read whole;
+* for a workbook, its rows and cells, counted in the sheets' XML as it streams out of the archive
+  (a regular expression over 1 MB chunks: ~0.1 s for a million rows, flat memory), because
+  openpyxl parses a whole sheet that declares no dimensions before it yields its first row; and
+  again while rows are read (``SheetBudget``), so no path reads past the limit;
 * after conversion: the text length of a task document (``check_source_text``); every source is
   indexed for the grounding checks, whose memory grows with the text;
 * parser errors that are really limits (libxml2's "Text node too long, try XML_PARSE_HUGE") are
@@ -27,6 +29,7 @@ graded ``too_long`` (the methodology's rule), which costs nothing and needs no g
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -108,6 +111,34 @@ def check_file(kind: str, data: bytes, limits: InputLimits) -> None:
             f"{size_text(limits.max_unpacked_bytes)}: refused as a possible decompression bomb; "
             f"{_raise_hint('max_unpacked_bytes', unpacked)}"
         )
+    if kind == "xlsx":
+        _count_sheet_cells(data, [m for m in members if _SHEET_PART.match(m.filename)], limits)
+
+
+_SHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml$", re.IGNORECASE)
+_ROW_OR_CELL = re.compile(rb"<(?:\w+:)?(row|c)[\s>/]")
+_CHUNK = 2**20
+
+
+def _count_sheet_cells(data: bytes, sheets: list[zipfile.ZipInfo], limits: InputLimits) -> None:
+    """Count ``<row>`` and ``<c>`` elements of every sheet as it inflates, stopping at a limit.
+
+    A match never contains ``<`` after its first character, so every match starting before the
+    chunk's last ``<`` is complete: it is counted, and the rest is carried into the next chunk.
+    """
+    budget = SheetBudget(limits)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for info in sheets:
+            carry = b""
+            with archive.open(info) as stream:
+                while chunk := stream.read(_CHUNK):
+                    buffer = carry + chunk
+                    cut = buffer.rfind(b"<")
+                    if cut < 0 or len(buffer) - cut > 64:  # no tag can still be open: count it all
+                        cut = len(buffer)
+                    budget.count(info.filename, _ROW_OR_CELL.findall(buffer, 0, cut))
+                    carry = buffer[cut:]
+            budget.count(info.filename, _ROW_OR_CELL.findall(carry))
 
 
 class SheetBudget:
@@ -122,24 +153,34 @@ class SheetBudget:
         self.rows = 0
         self.cells = 0
 
+    def count(self, sheet: str, elements: list[bytes]) -> None:
+        """Count a sheet's XML elements (``row`` and ``c``, as the prescan finds them)."""
+        rows = elements.count(b"row")
+        self.rows += rows
+        self.cells += len(elements) - rows
+        self._check(sheet)
+
     def rows_of(self, sheet_title: str, rows: Iterable[tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
         """The rows of one sheet, counted against the workbook's budget."""
         for row in rows:
             self.rows += 1
             self.cells += len(row)
-            if self.rows > self.limits.max_sheet_rows:
-                raise LimitExceeded(
-                    f"workbook has more than {self.limits.max_sheet_rows:,} rows (reached in sheet {sheet_title!r}), "
-                    f"over input_limits.max_sheet_rows = {self.limits.max_sheet_rows:,}; "
-                    f"{_raise_hint('max_sheet_rows')}"
-                )
-            if self.cells > self.limits.max_sheet_cells:
-                raise LimitExceeded(
-                    f"workbook has more than {self.limits.max_sheet_cells:,} cells (reached in sheet "
-                    f"{sheet_title!r}, row {self.rows:,}), over input_limits.max_sheet_cells = "
-                    f"{self.limits.max_sheet_cells:,}; {_raise_hint('max_sheet_cells')}"
-                )
+            self._check(sheet_title)
             yield row
+
+    def _check(self, sheet_title: str) -> None:
+        if self.rows > self.limits.max_sheet_rows:
+            raise LimitExceeded(
+                f"workbook has more than {self.limits.max_sheet_rows:,} rows (reached in sheet {sheet_title!r}), "
+                f"over input_limits.max_sheet_rows = {self.limits.max_sheet_rows:,}; "
+                f"{_raise_hint('max_sheet_rows')}"
+            )
+        if self.cells > self.limits.max_sheet_cells:
+            raise LimitExceeded(
+                f"workbook has more than {self.limits.max_sheet_cells:,} cells (reached in sheet "
+                f"{sheet_title!r}, row {self.rows:,}), over input_limits.max_sheet_cells = "
+                f"{self.limits.max_sheet_cells:,}; {_raise_hint('max_sheet_cells')}"
+            )
 
 
 def check_source_text(text: str, limits: InputLimits) -> None:

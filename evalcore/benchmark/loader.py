@@ -154,6 +154,28 @@ def _text_field(data: Mapping[str, Any], name: str, problems: list[str]) -> str 
     return None
 
 
+_JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}
+
+
+def _criterion_field_problems(raw: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a criterion's id, title and match_criteria: absent, not a string (saying
+    what it is instead), or empty. An author told "missing" about a field they can see is lost."""
+    fields = ("id", "title", "match_criteria")
+    absent = [f for f in fields if raw.get(f) is None]
+    out = [f"missing required field {', '.join(repr(f) for f in absent)}"] if absent else []
+    for f in fields:
+        value = raw.get(f)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            shown = json.dumps(value, default=str)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            out.append(f"field {f!r} must be a string, not {_JSON_TYPES.get(type(value), type(value).__name__)} ({shown})")
+        elif not value.strip():
+            out.append(f"field {f!r} is empty")
+    return out
+
+
 def _parse_criteria(
     value: object, deliverables: dict[str, str] | None, problems: list[str]
 ) -> list[Criterion]:
@@ -171,13 +193,9 @@ def _parse_criteria(
         if isinstance(raw.get("id"), int) and not isinstance(raw.get("id"), bool):
             raw["id"] = str(raw["id"])
         label = f"criteria[{i}]" + (f" ({raw['id']!r})" if isinstance(raw.get("id"), str) else "")
-        missing = [
-            f
-            for f in ("id", "title", "match_criteria")
-            if not (isinstance(raw.get(f), str) and raw[f].strip())
-        ]
-        if missing:
-            problems.append(f"{label}: missing required field {', '.join(repr(m) for m in missing)}")
+        wrong = _criterion_field_problems(raw)
+        if wrong:
+            problems.append(f"{label}: {'; '.join(wrong)}")
             continue
         cid = raw["id"]
         if cid in seen:

@@ -1,6 +1,6 @@
 """Deterministic grounding checks: what a deliverable states that the sources do not contain.
 
-Why this exists: the hallucination audit (METHODOLOGY.md, Stage B) is done by an LLM auditor, but
+Why this exists: the hallucination audit (docs/METHODOLOGY.md, Stage B) is done by an LLM auditor, but
 the cheapest and most reliable evidence of a hallucination is mechanical: a quotation that is not
 in the sources, an amount or date that appears nowhere in them, a "Section 14.3" the contract does
 not have. These checks run twice: their findings are the *candidate flags* given to the Stage 1

@@ -1,6 +1,6 @@
 """General legal knowledge: sentences that rest on a statute, rule, code, regulation or case.
 
-Why: general legal knowledge is out of scope of the hallucination audit (METHODOLOGY.md). Anything
+Why: general legal knowledge is out of scope of the hallucination audit (docs/METHODOLOGY.md). Anything
 in a sentence that cites a statute, regulation, code, rule, restatement or case ("29 U.S.C.
 § 2101", "Section 2-207 of the UCC", "Smith v. Jones, 550 U.S. 544 (2007)") is not checked -
 references, numbers and quotes alike. A rule of law is not a fact about the matter.
