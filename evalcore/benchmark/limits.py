@@ -41,6 +41,10 @@ ARCHIVE_KINDS = frozenset({"docx", "xlsx", "pptx"})
 """Document kinds stored as zip archives (Office Open XML)."""
 
 
+_CHUNK = 2**20
+"""Bytes read or inflated at a time."""
+
+
 class LimitExceeded(Exception):
     """An input is over one of the limits; ``reason`` says which, by how much, and how to raise it."""
 
@@ -72,14 +76,17 @@ def read_limited(uri: str, endpoint: str | None, limits: InputLimits) -> bytes:
     """A file's bytes, reading at most one byte more than ``max_file_bytes``: a huge file is refused
     without being read whole. Raises OSError like ``fs.read_bytes``, LimitExceeded when too big."""
     filesystem, path = fs.resolve(uri, endpoint)
+    data = bytearray()
     with filesystem.open_input_stream(path) as stream:
-        data = bytes(stream.read(limits.max_file_bytes + 1))
-    if len(data) > limits.max_file_bytes:
-        raise LimitExceeded(
-            f"file is larger than input_limits.max_file_bytes = {size_text(limits.max_file_bytes)}; "
-            f"{_raise_hint('max_file_bytes')}"
-        )
-    return data
+        # In chunks: a read of n bytes allocates n bytes up front, whatever the file's size.
+        while chunk := stream.read(min(_CHUNK, limits.max_file_bytes + 1 - len(data))):
+            data += chunk
+            if len(data) > limits.max_file_bytes:
+                raise LimitExceeded(
+                    f"file is larger than input_limits.max_file_bytes = {size_text(limits.max_file_bytes)}; "
+                    f"{_raise_hint('max_file_bytes')}"
+                )
+    return bytes(data)
 
 
 def check_file(kind: str, data: bytes, limits: InputLimits) -> None:
@@ -117,10 +124,11 @@ def check_file(kind: str, data: bytes, limits: InputLimits) -> None:
 
 _SHEET_PART = re.compile(r"xl/worksheets/[^/]+\.xml$", re.IGNORECASE)
 _ROW_OR_CELL = re.compile(rb"<(?:\w+:)?(row|c)[\s>/]")
-_CHUNK = 2**20
 
 
-def _count_sheet_cells(data: bytes, sheets: list[zipfile.ZipInfo], limits: InputLimits) -> None:
+def _count_sheet_cells(
+    data: bytes, sheets: list[zipfile.ZipInfo], limits: InputLimits, chunk_size: int = _CHUNK
+) -> None:
     """Count ``<row>`` and ``<c>`` elements of every sheet as it inflates, stopping at a limit.
 
     A match never contains ``<`` after its first character, so every match starting before the
@@ -131,7 +139,7 @@ def _count_sheet_cells(data: bytes, sheets: list[zipfile.ZipInfo], limits: Input
         for info in sheets:
             carry = b""
             with archive.open(info) as stream:
-                while chunk := stream.read(_CHUNK):
+                while chunk := stream.read(chunk_size):
                     buffer = carry + chunk
                     cut = buffer.rfind(b"<")
                     if cut < 0 or len(buffer) - cut > 64:  # no tag can still be open: count it all

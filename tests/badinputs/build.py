@@ -437,7 +437,7 @@ BOMB = ("unpacks to", "input_limits.max_unpacked_bytes", "decompression bomb", "
 CASES: list[Case] = [
     # item 1: decompression bombs, as a task document and as a submitted deliverable
     Case("docx-bomb-source", "1", "a task's .docx whose document.xml inflates to 160 MB (a decompression bomb)",
-         "task left out: `unpacks to 160.x MB ... over input_limits.max_unpacked_bytes = 128.0 MB`; nothing inflated",
+         "task left out: `docx unpacks to 161.2 MB from 1.3 MB ... over input_limits.max_unpacked_bytes = 128.0 MB`; nothing inflated",
          _docx_bomb_source, (Problem(MSA_DOCX, BOMB),), left_out=MSA_ID, isolate=True),
     Case("docx-bomb-deliverable", "1", "a submitted .docx deliverable that inflates to 160 MB",
          "submission rejected (`unpacks to ...`), the other 31 load; nothing inflated",

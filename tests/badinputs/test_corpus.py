@@ -89,3 +89,8 @@ def test_the_corpus_covers_every_input_item_of_the_issue_with_at_least_25_cases(
     assert set(per_item) >= {"1", "2", "3", "4", "6", "10", "11", "15"}
     isolated = Counter(c.item for c in CASES if c.isolate and not c.limits)
     assert isolated["1"] >= 3 and isolated["4"] >= 1  # bombs, huge files, a million rows: memory measured
+
+
+def test_every_case_is_listed_in_docs_reliability_md() -> None:
+    listed = (REPO / "docs" / "RELIABILITY.md").read_text(encoding="utf-8")
+    assert [c.id for c in CASES if f"`{c.id}`" not in listed] == []

@@ -89,3 +89,32 @@ async def test_missing_deliverable_is_graded_and_fails_what_it_cannot_satisfy() 
     result = await grade_submission(TASK, sub, cfg, vendors)
     assert result.row.status == "complete" and result.row.task_score == 0.0
     assert {v.verdict for v in result.verdicts} == {"fail"} and all(c.offline for c in result.calls)
+
+
+async def test_too_long_is_decided_before_any_grounding_work_and_before_rendering_prompts() -> None:
+    """A deliverable far over the budget used to go through the grounding checks first (minutes to
+    hours for megabytes of text); now no grounding function runs at all."""
+    import sys
+
+    from evalcore.vendors.registry import create_vendor as make
+
+    cfg = load_config(vendors="offline")
+    vendors = {v.name: make(v) for v in cfg.vendors()}
+    text = "The purchase price is $1,250,000 and closing is on March 3, 2026.\n" * 40_000  # 2.6 MB
+    sub = Submission(system="x", task_id=TASK.id, deliverables={"memo": Deliverable(name="memo", text=text)})
+    grounding_calls: list[str] = []
+
+    def watch(frame, event, arg):  # type: ignore[no-untyped-def]
+        if event == "call" and "evalcore/grounding/" in frame.f_code.co_filename.replace("\\", "/"):
+            grounding_calls.append(frame.f_code.co_name)
+
+    sys.setprofile(watch)
+    try:
+        result = await grade_submission(TASK, sub, cfg, vendors)
+    finally:
+        sys.setprofile(None)
+    row = result.row
+    assert row.status == "too_long" and result.calls == []
+    assert "rubric prompt needs ~660,000+ tokens for its deliverables alone" in (row.status_reason or "")
+    assert "over the budget of 180,000" in (row.status_reason or "")
+    assert grounding_calls == []

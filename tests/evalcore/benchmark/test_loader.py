@@ -244,3 +244,41 @@ def test_load_task_raises_naming_every_problem(tmp_path, bench, docs):
     assert "missing required field 'instructions'" in str(err.value)
     with pytest.raises(BenchmarkError, match="task.json: not found"):
         load_task(str(tmp_path / "nowhere"))
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [(["C-001"], 'not a list (["C-001"])'), ({"id": 1}, 'not an object ({"id": 1})'), (True, "not a boolean (true)"),
+     (1.5, "not a number (1.5)")],
+)
+def test_a_criterion_id_of_the_wrong_type_says_what_it_is_instead_of_missing(value: object, said: str) -> None:
+    task = {"title": "t", "instructions": "i", "deliverables": ["memo.md"],
+            "criteria": [{"id": value, "title": "Price", "match_criteria": "PASS if ..."}]}
+    problems = parse_task_json(json.dumps(task).encode()).problems
+    assert problems == [f"criteria[0]: field 'id' must be a string, {said}"]
+
+
+def test_a_criterion_with_an_absent_id_and_a_blank_title_gets_both_reasons() -> None:
+    task = {"title": "t", "instructions": "i", "deliverables": ["memo.md"],
+            "criteria": [{"title": " ", "match_criteria": "PASS if ..."}]}
+    problems = parse_task_json(json.dumps(task).encode()).problems
+    assert problems == ["criteria[0]: missing required field 'id'; field 'title' is empty"]
+
+
+def test_a_source_symlinked_outside_the_benchmark_is_refused_and_never_read(tmp_path) -> None:
+    task = tmp_path / "bench" / "tasks" / "area" / "task"
+    (task / "documents").mkdir(parents=True)
+    (task / "task.json").write_text(json.dumps({"title": "t", "instructions": "i", "deliverables": ["memo.md"],
+                                               "criteria": [{"id": "C1", "title": "x", "match_criteria": "y"}]}))
+    (task / "documents" / "lease.txt").write_text("The rent is $100.")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the vendors")
+    (task / "documents" / "passwd.txt").symlink_to(secret)
+    load = load_benchmark(str(tmp_path / "bench"))
+    assert load.tasks == []
+    assert [(p.file, p.reason.split(";")[0]) for p in load.problems] == [
+        (str(task / "documents" / "passwd.txt"), "symlink points outside the benchmark folder")
+    ]
+    (task / "documents" / "passwd.txt").unlink()
+    (task / "documents" / "same.txt").symlink_to(task / "documents" / "lease.txt")  # inside: fine
+    assert [d.name for d in load_benchmark(str(tmp_path / "bench")).tasks[0].documents] == ["lease.txt", "same.txt"]
