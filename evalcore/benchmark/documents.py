@@ -13,7 +13,12 @@ What each converter keeps:
 * eml: From/To/Cc/Date/Subject, the body (text/plain preferred, else HTML as text), attachment names;
 * pdf: the text layer of every page. A PDF with pages but no text layer is a scan: it is refused
   with a message saying so, instead of silently becoming an empty source;
-* txt, md: UTF-8 (BOM stripped; cp1252 as a fallback for legacy files); html: visible text.
+* txt, md: UTF-8 (BOM stripped; cp1252 as a fallback for legacy files); html: visible text. A
+  "text" file with NUL bytes, or with over 1 % control characters or undecodable bytes, is refused
+  as binary.
+
+Every file is held to the input limits first (``evalcore.benchmark.limits``: size, unpacked size of
+an Office file, workbook rows and cells); a refusal says which limit and how to raise it.
 """
 
 from __future__ import annotations
