@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -10,6 +12,7 @@ from typer.testing import CliRunner
 from jobs.cli import app
 from tests.conftest import upload_tree
 from tests.evalcore.test_validate import _results, clean_bench
+from tests.jobs.conftest import SAMPLE
 
 runner = CliRunner()
 __all__ = ["clean_bench"]  # the fixture, shared with the library's tests
@@ -71,3 +74,22 @@ def test_cli_validates_a_benchmark_on_s3(clean_bench, s3_server, s3_bucket):
     result = runner.invoke(app, ["validate", f"s3://{s3_bucket}/bench", "--endpoint-url", s3_server])
     assert result.exit_code == 0, result.output
     assert "(3 tasks)" in result.output
+
+
+def test_cli_validate_applies_the_configs_input_limits_and_names_the_limit_to_raise(tmp_path: Path) -> None:
+    bench = tmp_path / "bench"
+    shutil.copytree(SAMPLE / "tasks", bench / "tasks")
+    config = tmp_path / "limits.yaml"
+    config.write_text("input_limits: {max_sheet_rows: 3}\n")
+    result = CliRunner().invoke(app, ["validate", str(bench), "--config", str(config)], terminal_width=400)
+    assert result.exit_code == 1
+    assert "Uptime_and_Invoices_2025.xlsx: workbook has more than 3 rows" in result.output
+    assert "input_limits.max_sheet_rows = 3" in result.output and "raise it in --config" in result.output
+    assert CliRunner().invoke(app, ["validate", str(bench)]).exit_code == 0  # the defaults accept the sample
+
+
+def test_cli_validate_with_an_unknown_limit_in_the_config_exits_1_naming_it(tmp_path: Path) -> None:
+    config = tmp_path / "limits.yaml"
+    config.write_text("input_limits: {max_rows: 3}\n")
+    result = CliRunner().invoke(app, ["validate", str(SAMPLE), "--config", str(config)], terminal_width=400)
+    assert result.exit_code == 1 and "max_rows" in result.output
