@@ -98,7 +98,7 @@ def validate(
     from evalcore.config import load_config
 
     try:
-        limits = load_config(config, vendors="offline").input_limits
+        limits = load_config(config, vendors=VendorMode.OFFLINE).input_limits
     except TribunalError as exc:
         Console(stderr=True).print(str(exc), markup=False, highlight=False)
         raise typer.Exit(code=1) from None
