@@ -515,6 +515,10 @@ def synth_cmd(
     n: Annotated[int, typer.Option("--n", "-n", min=1, help="Number of synthetic submissions.")] = 2000,
     sample: Annotated[str, typer.Option(help="Sample benchmark with submissions/ and ground_truth.json.")] = "examples/sample",
     seed: Annotated[int, typer.Option(help="Random seed; the same seed gives identical files.")] = 0,
+    profile: Annotated[
+        str, typer.Option(help="sample: N submissions derived from the sample; lab: a realistic-size benchmark.")
+    ] = "sample",
+    tasks: Annotated[int, typer.Option(min=1, help="lab profile: number of tasks (4 systems each).")] = 8,
 ) -> None:
     """Generate N synthetic submissions with known ground truth from the sample, for scale tests.
 
@@ -524,7 +528,21 @@ def synth_cmd(
 
     Example: `tribunal synth runs/synth -n 2000` then
     `tribunal sweep examples/sample -s runs/synth/manifest.jsonl ...`
+
+    `--profile lab` instead writes a whole benchmark at the published protocol's size (44-90
+    criteria, 5-15 docx/pdf/xlsx/eml sources of 20k-150k tokens, 1-5k-word memos) with its
+    submissions and ground truth: `tribunal synth runs/lab --profile lab --tasks 8` then
+    `tribunal sweep runs/lab -s runs/lab/submissions ...`
     """
+    if profile not in ("sample", "lab"):
+        Console(stderr=True).print(f"[red]error:[/] --profile: {profile!r} is not one of sample, lab")
+        raise typer.Exit(2)
+    if profile == "lab":
+        from evalcore.synth_lab import generate_lab, lab_summary
+
+        lab = generate_lab(out, tasks=tasks, seed=seed)
+        Console().print(f"wrote {out}/tasks, {out}/submissions and {out}/ground_truth.json\n{lab_summary(lab)}")
+        return
     from evalcore.synth import summary, synthesize
 
     try:
