@@ -192,7 +192,15 @@ class EmulatorConfig(BaseModel):
     limits: ServerLimits = Field(default_factory=ServerLimits)
     seed: int = Field(default=0, description="Seeds fault injection and latency sampling.")
     chars_per_token: float = Field(default=4.0, gt=0, description="Token estimate: ceil(chars / this).")
-    cache_block_tokens: int = Field(default=1024, gt=0, description="Prompt-cache granularity.")
+    cache_block_tokens: int = Field(
+        default=128, gt=0, description="Prompt-cache step for automatic caching (OpenAI: 128 tokens)."
+    )
+    cache_min_tokens: int = Field(
+        default=1024, gt=0, description="Shortest cacheable prefix (OpenAI and Anthropic: 1,024 tokens)."
+    )
+    cache_ttl_s: float = Field(
+        default=300.0, gt=0, description="A cache entry expires this long after its last write or hit (5 min)."
+    )
     cache_capacity: int = Field(default=4096, gt=0, description="Prefix hashes kept (LRU).")
     reasoning_tokens: dict[str, int] = Field(
         default_factory=lambda: {

@@ -16,7 +16,7 @@ import random
 import secrets
 import time
 from collections import OrderedDict, deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -154,37 +154,99 @@ class Decision:
         return self.record.request_id
 
 
-class PrefixCache:
-    """Remembers hashes of prompt prefixes at block granularity (an LRU) to emulate prompt caching.
+@dataclass(frozen=True)
+class CachePlan:
+    """What one request found in the prompt cache on arrival, and what it writes when it answers."""
 
-    A request's cached tokens are the longest whole-block prefix seen before (by any earlier
-    request to the same model); the rest of its whole blocks are "written" to the cache.
+    hit_tokens: int
+    pending: tuple[tuple[bytes, int], ...]
+    """(prefix digest, prefix tokens) of the cacheable prefixes it did not find, shortest first."""
+
+    @property
+    def write_tokens(self) -> int:
+        """Tokens this request writes to the cache (its longest cacheable prefix beyond the hit)."""
+        return self.pending[-1][1] - self.hit_tokens if self.pending else 0
+
+
+class PrefixCache:
+    """Prompt caching as the vendors do it (see the Emulators section of the README).
+
+    * An entry becomes readable only once the request that writes it *starts answering*: the
+      emulator looks a request up when it arrives and writes its prefixes when it answers, so a
+      burst of simultaneous requests with one prefix all miss, and a request sent after the
+      first answer hits.
+    * Automatic caching (OpenAI, xAI): prefixes of at least `min_tokens` tokens, in
+      `block_tokens` steps (OpenAI: 1,024 then 128-token steps); the hit is the longest one seen.
+    * Explicit breakpoints (Anthropic `cache_control`): only the prefixes ending at a breakpoint
+      are cacheable (and only from `min_tokens`); a request without one neither reads nor writes.
+    * Entries live `ttl_s` after their last write or hit (the vendors' idle expiry), and at most
+      `capacity` of them are kept (least recently used dropped first).
     """
 
-    def __init__(self, block_chars: int, block_tokens: int, capacity: int) -> None:
-        self.block_chars = block_chars
+    def __init__(
+        self,
+        *,
+        block_tokens: int,
+        min_tokens: int,
+        chars_per_token: float,
+        ttl_s: float,
+        capacity: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.block_tokens = block_tokens
+        self.block_chars = int(block_tokens * chars_per_token)
+        self.min_tokens = min_tokens
+        self.chars_per_token = chars_per_token
+        self.ttl_s = ttl_s
         self.capacity = capacity
-        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self.clock = clock
+        self._expires: OrderedDict[bytes, float] = OrderedDict()
 
-    def lookup_and_store(self, model: str, text: str) -> tuple[int, int]:
-        """(cached_tokens, newly_written_tokens) for this prompt; records its prefixes."""
-        h = hashlib.sha256(model.encode() + b"\x00")
-        blocks = len(text) // self.block_chars
-        hit = 0
-        digests: list[bytes] = []
-        for i in range(blocks):
-            h.update(text[i * self.block_chars : (i + 1) * self.block_chars].encode())
-            digests.append(h.copy().digest())
-        for i, digest in enumerate(digests):
-            if digest in self._seen:
-                hit = i + 1
-                self._seen.move_to_end(digest)
-        for digest in digests[hit:]:
-            self._seen[digest] = None
-        while len(self._seen) > self.capacity:
-            self._seen.popitem(last=False)
-        return hit * self.block_tokens, (blocks - hit) * self.block_tokens
+    def _prefixes(self, model: str, system: str, user: str, breakpoints: Sequence[int] | None) -> list[tuple[bytes, int]]:
+        seed = hashlib.sha256(model.encode() + b"\x00")
+        if breakpoints is not None:
+            out = []
+            for end in sorted(set(breakpoints)):
+                tokens = math.ceil(len(system + user[:end]) / self.chars_per_token)
+                if tokens >= self.min_tokens:
+                    h = seed.copy()
+                    h.update((system + "\x1e" + user[:end]).encode())
+                    out.append((h.digest(), tokens))
+            return out
+        text = system + "\x1e" + user
+        out = []
+        for i in range(len(text) // self.block_chars):
+            seed.update(text[i * self.block_chars : (i + 1) * self.block_chars].encode())
+            tokens = (i + 1) * self.block_tokens
+            if tokens >= self.min_tokens:
+                out.append((seed.copy().digest(), tokens))
+        return out
+
+    def lookup(self, model: str, system: str, user: str, breakpoints: Sequence[int] | None = None) -> CachePlan:
+        """On arrival: the longest readable cached prefix (refreshing its TTL) and what is missing."""
+        now = self.clock()
+        prefixes = self._prefixes(model, system, user, breakpoints)
+        hit = -1
+        for i, (digest, _) in enumerate(prefixes):
+            expires = self._expires.get(digest)
+            if expires is not None and expires > now:
+                hit = i
+        if hit >= 0:
+            digest = prefixes[hit][0]
+            self._expires[digest] = now + self.ttl_s
+            self._expires.move_to_end(digest)
+        return CachePlan(prefixes[hit][1] if hit >= 0 else 0, tuple(prefixes[hit + 1 :]))
+
+    def store(self, plan: CachePlan) -> int:
+        """When the request starts answering: its missing prefixes become readable. Returns the
+        tokens written."""
+        now = self.clock()
+        for digest, _ in plan.pending:
+            self._expires[digest] = now + self.ttl_s
+            self._expires.move_to_end(digest)
+        while len(self._expires) > self.capacity:
+            self._expires.popitem(last=False)
+        return plan.write_tokens
 
 
 class Engine:
@@ -201,8 +263,13 @@ class Engine:
         self.requests: list[RecordedRequest] = []
         self.stats = EmulatorStats()
         self.limiter = RateLimiter(config.limits)
-        block_chars = int(config.cache_block_tokens * config.chars_per_token)
-        self.cache = PrefixCache(block_chars, config.cache_block_tokens, config.cache_capacity)
+        self.cache = PrefixCache(
+            block_tokens=config.cache_block_tokens,
+            min_tokens=config.cache_min_tokens,
+            chars_per_token=config.chars_per_token,
+            ttl_s=config.cache_ttl_s,
+            capacity=config.cache_capacity,
+        )
         self._fault_rng = random.Random(f"{config.seed}:faults")
         self._latency_rng = random.Random(f"{config.seed}:latency")
         self._closing: asyncio.Event | None = None
@@ -330,18 +397,19 @@ class Engine:
         path: str,
         body: dict[str, Any],
         presented_key: str | None,
-        prompt_cache: bool = True,
+        cache_breakpoints: Sequence[int] | None = None,
     ) -> Decision:
         """Auth, then server limits, then the next scripted/injected behaviour, then the answer.
 
-        `prompt_cache=False` (Anthropic without any `cache_control`) neither reads nor writes the
-        prefix cache, as the real service does.
+        `cache_breakpoints` are offsets in `req.user` where an explicit cache breakpoint ends a
+        cacheable prefix (Anthropic's `cache_control`; an empty list caches nothing); None means
+        automatic prefix caching (OpenAI, xAI). See `PrefixCache`.
         """
         rec = self._record(method, path, req.headers, body, req)
         self._remember(rec)
         self.stats.requests += 1
         try:
-            return await self._decide(req, rec, presented_key, prompt_cache)
+            return await self._decide(req, rec, presented_key, cache_breakpoints)
         except asyncio.CancelledError:
             rec.cancelled = True
             rec.finished_monotonic = time.monotonic()
@@ -351,7 +419,11 @@ class Engine:
             raise
 
     async def _decide(
-        self, req: EmulatedRequest, rec: RecordedRequest, presented_key: str | None, prompt_cache: bool
+        self,
+        req: EmulatedRequest,
+        rec: RecordedRequest,
+        presented_key: str | None,
+        cache_breakpoints: Sequence[int] | None,
     ) -> Decision:
         expected = self.config.api_key
         if expected is not None and presented_key != expected.get_secret_value():
@@ -409,6 +481,9 @@ class Engine:
         if isinstance(behaviour, BrokenBody):
             return self._finish(Decision(Outcome.BROKEN_BODY, rec, self.limiter.snapshot(), status=200))
 
+        # Looked up on arrival, written when answering: a prefix is readable only once the
+        # request that wrote it has started answering (simultaneous requests all miss).
+        plan = self.cache.lookup(req.model, req.system, req.user, cache_breakpoints)
         outcome = Outcome.OK
         latency = self._sample_latency()
         if isinstance(behaviour, Hang):
@@ -456,9 +531,7 @@ class Engine:
 
         await self._wait(latency)
 
-        cached, written = (
-            self.cache.lookup_and_store(req.model, req.system + "\x1e" + req.user) if prompt_cache else (0, 0)
-        )
+        cached, written = plan.hit_tokens, self.cache.store(plan)
         reasoning = self.config.reasoning_tokens.get(req.reasoning_effort or "", 0)
         usage = UsageCounts(
             input_tokens=input_tokens,

@@ -4,7 +4,7 @@ Why these details: the SDK authenticates with `Authorization: Bearer` (so `x-api
 but never required), `messages.parse` asks for JSON through `output_config.format`, the older
 forced-tool style returns a `tool_use` block, and usage follows Anthropic's semantics where
 `input_tokens` EXCLUDES the cache reads and writes (total prompt = input + cache_read +
-cache_creation). Prompt caching happens only when the request carries a `cache_control` marker.
+cache_creation). Prompt caching covers only the prefix up to a `cache_control` breakpoint.
 """
 
 from __future__ import annotations
@@ -63,12 +63,36 @@ def _error(status: int, message: str, request_id: str, headers: dict[str, str]) 
     return web.json_response(body, status=status, headers=headers)
 
 
-def _has_cache_control(value: Any) -> bool:
-    if isinstance(value, dict):
-        return "cache_control" in value or any(_has_cache_control(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_has_cache_control(v) for v in value)
-    return False
+def _cache_breakpoints(body: dict[str, Any]) -> list[int]:
+    """Where each `cache_control` breakpoint ends, as offsets in the joined user text.
+
+    A breakpoint on a system block caches the system prompt only (offset 0); one on a user content
+    block caches everything up to the end of that block. The offsets follow `_parse`'s joining
+    (content parts concatenated, messages separated by a blank line).
+    """
+    out: list[int] = []
+    system = body.get("system")
+    if isinstance(system, list) and any(isinstance(b, dict) and "cache_control" in b for b in system):
+        out.append(0)
+    pos, first = 0, True
+    for msg in body.get("messages") or []:
+        if not isinstance(msg, dict) or msg.get("role") != "user":
+            continue
+        content = msg.get("content")
+        text = text_of(content)
+        if not text:
+            continue
+        if not first:
+            pos += 2
+        first = False
+        if isinstance(content, list):
+            end = pos
+            for part in content:
+                end += len(text_of([part]))
+                if isinstance(part, dict) and "cache_control" in part:
+                    out.append(end)
+        pos += len(text)
+    return out
 
 
 def _forced_tool(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -155,7 +179,7 @@ class AnthropicEmulator(HttpEmulator):
             path=request.path,
             body=body,
             presented_key=bearer_key(request),
-            prompt_cache=_has_cache_control(body),
+            cache_breakpoints=_cache_breakpoints(body),
         )
         out = {"request-id": d.request_id, **_rate_headers(d.rate)}
         if d.outcome == Outcome.AUTH_ERROR:

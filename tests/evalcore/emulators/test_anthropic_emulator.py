@@ -188,7 +188,7 @@ async def test_wrong_key_is_authentication_error_naming_no_key() -> None:
 
 
 async def test_cache_control_prefix_is_written_then_read_and_input_tokens_exclude_it() -> None:
-    shared = "Source document. " * 800  # 3,200 tokens -> 3 whole 1,024-token blocks
+    shared = "Source document. " * 800  # 3,400 tokens up to the breakpoint, all cacheable
 
     def msgs(criterion: str) -> list[dict[str, object]]:
         return [
@@ -206,8 +206,9 @@ async def test_cache_control_prefix_is_written_then_read_and_input_tokens_exclud
         first = await parse(c, messages=msgs("Criterion A"), system="")
         second = await parse(c, messages=msgs("Criterion B"), system="")
     total = -(-len(shared + "Criterion A") // 4)  # text parts are joined without a separator
-    assert first.usage.cache_creation_input_tokens == 3 * 1024 and first.usage.cache_read_input_tokens == 0
-    assert second.usage.cache_read_input_tokens == 3 * 1024 and second.usage.cache_creation_input_tokens == 0
+    prefix = -(-len(shared) // 4)  # exactly the prefix up to the breakpoint, not the criterion after it
+    assert first.usage.cache_creation_input_tokens == prefix and first.usage.cache_read_input_tokens == 0
+    assert second.usage.cache_read_input_tokens == prefix and second.usage.cache_creation_input_tokens == 0
     for m in (first, second):
         u = m.usage
         assert (

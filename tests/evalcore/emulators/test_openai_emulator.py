@@ -244,7 +244,8 @@ async def test_scripted_auth_error_is_401_even_with_the_right_key() -> None:
 
 
 async def test_repeated_prefix_reports_cached_tokens() -> None:
-    shared = "Source document. " * 800  # 12,800 chars = 3,200 tokens = 3 whole 1,024-token blocks
+    shared = "Source document. " * 800  # 13,600 chars: whole 128-token (512-char) steps of the prefix
+    cached = (len("You are a judge.") + 1 + len(shared)) // 512 * 128  # instructions, separator, shared
     async with emulator() as emu:
         c = client(emu)
         first = await parse(c, user=shared + "Criterion A")
@@ -252,9 +253,9 @@ async def test_repeated_prefix_reports_cached_tokens() -> None:
         other = await parse(c, user="Unrelated. " * 500)
     assert first.usage is not None and second.usage is not None and other.usage is not None
     assert first.usage.input_tokens_details.cached_tokens == 0
-    assert second.usage.input_tokens_details.cached_tokens == 3 * 1024
+    assert second.usage.input_tokens_details.cached_tokens == cached == 3328
     assert other.usage.input_tokens_details.cached_tokens == 0
-    assert emu.stats.cached_tokens == 3 * 1024
+    assert emu.stats.cached_tokens == cached
 
 
 async def test_server_rpm_limit_rejects_exactly_the_excess_of_a_burst() -> None:
