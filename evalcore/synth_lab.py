@@ -40,7 +40,7 @@ import statistics
 from dataclasses import dataclass
 from email.message import EmailMessage
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from evalcore.ground_truth import GeneralKnowledge, GroundTruth, Hallucination, SupportedSpan, span_problems
 
@@ -341,7 +341,7 @@ def _memo(task: LabTask, system: str, rng: random.Random, used: set[str], words:
         picks = rng.sample([i for i, _ in crit], rng.randint(5, 9))
         omit, misstate = set(picks[1:]), {picks[0]}
     memo = _Memo([f"MEMORANDUM: {task.title}"], {}, [], [], [])
-    key = {"system": system, "task_id": task.task_id, "deliverable": "memo"}
+    key: dict[str, Any] = {"system": system, "task_id": task.task_id, "deliverable": "memo"}
     details = list(task.details)
     altered_detail = rng.randrange(len(details)) if alter_detail else -1
 
