@@ -119,6 +119,11 @@ class VendorConfig(_Strict):
     price: Price = Field(default_factory=Price)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     prompt_caching: bool = True
+    warm_prompt_cache: bool = Field(
+        default=True,
+        description="Send one rubric call per shared prefix and wait for its answer before the rest "
+        "(evalcore.warming): the vendors cache a prefix only once its first request is answering.",
+    )
     max_in_flight: int = Field(
         default=64, gt=0, description="Attempts on the wire at once per vendor client (the budget sets the rate)."
     )

@@ -18,6 +18,7 @@ from evalcore.prompts import RenderedPrompt, render_rubric
 from evalcore.schema import CallRow, Criterion, RubricAnswer, Submission, Task, VerdictRow
 from evalcore.scoring import PanelVerdicts, Verdict
 from evalcore.vendors.base import Vendor
+from evalcore.warming import complete_warmed
 
 
 @dataclass
@@ -103,7 +104,10 @@ async def run_panel(
 
     async def one_judge(cfg: VendorConfig, vendor: Vendor) -> PanelResult:
         requests = [p.request_for(cfg, budget.chars_per_token) for _, p in prompts]
-        replies = await vendor.complete_many(requests, RubricAnswer)
+        replies = await complete_warmed(
+            vendor, requests, RubricAnswer, enabled=cfg.prompt_caching and cfg.warm_prompt_cache,
+            chars_per_token=budget.chars_per_token,
+        )
         res = PanelResult()
         for (criterion, _), request, reply in zip(prompts, requests, replies, strict=True):
             res.calls.append(call_row(ctx, cfg, request, reply, criterion_id=criterion.id))

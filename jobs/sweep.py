@@ -196,7 +196,8 @@ def estimate_submissions(uri: str, task_ids: set[str]) -> int:
 def config_fingerprint(config: TribunalConfig) -> str:
     """Hash of everything in the configuration that changes what is graded.
 
-    Where a vendor is reached (endpoint, key variable) is left out, so a run resumes across a
+    Where a vendor is reached (endpoint, key variable) and how calls are scheduled (cache warming)
+    are left out, so a run resumes across a
     moved endpoint; the vendor mode is recorded next to it in run.json and checked separately.
     """
     cfg = config.public_dict()
@@ -204,6 +205,7 @@ def config_fingerprint(config: TribunalConfig) -> str:
     for v in [*cfg["judges"], cfg["auditor"]]:
         v.pop("endpoint", None)
         v.pop("api_key_env", None)
+        v.pop("warm_prompt_cache", None)  # scheduling only: the same requests, the same rows
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
 
 
