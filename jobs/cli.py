@@ -292,6 +292,86 @@ def _reduce_and_show(run_uri: str) -> None:
 
 
 @app.command()
+def estimate(
+    benchmark: Annotated[str, typer.Argument(help="Benchmark root (local or s3://).")],
+    submissions: Annotated[
+        str, typer.Option("--submissions", "-s", help="Results folder or .jsonl/.parquet manifest.")
+    ],
+    config: ConfigOpt = None,
+    calibrate: Annotated[
+        str | None,
+        typer.Option(help="A finished run (e.g. a pilot on a few submissions): take output sizes and the audited share from it."),
+    ] = None,
+    audited_share: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Share of submissions expected to pass Stage A and be audited (default 1: upper bound)."),
+    ] = None,
+    fast: Annotated[bool, typer.Option(help="Skip the grounding checks (Stage 1's candidates) for speed.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the estimate as JSON.")] = False,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+) -> None:
+    """What a sweep will cost before it starts: every request built as the sweep builds it, not sent.
+
+    Counts calls and input tokens per vendor, the share of input tokens the vendors' caches will
+    serve (their caching rules replayed in the sweep's order, with cache warming as configured),
+    prices them per pricing mode, and prints the lower bound on wall time set by the configured
+    rate limits. Output sizes and the audited share are assumptions (printed); `--calibrate RUN`
+    measures them on an earlier run.
+
+    Example:
+
+        tribunal estimate runs/lab -s runs/lab/submissions --calibrate runs/pilot/run-1a2b
+    """
+    import json
+
+    from rich.table import Table
+
+    from evalcore.benchmark.loader import load_benchmark
+    from evalcore.config import load_config
+    from evalcore.estimate import OutputModel, render_table
+    from evalcore.estimate import estimate as build_estimate
+    from evalcore.schema import Submission
+    from evalcore.submissions import iter_submissions
+
+    if endpoint_url:
+        os.environ["AWS_ENDPOINT_URL_S3"] = endpoint_url
+    console = Console(stderr=True)
+    try:
+        cfg = load_config(config)
+        model = OutputModel.from_run(calibrate) if calibrate else OutputModel()
+        if audited_share is not None:
+            model.audited_share = audited_share
+        bench = load_benchmark(benchmark)
+        tasks = bench.task_map()
+        subs = (s for s in iter_submissions(submissions, tasks, excluded=bench.excluded_task_ids())
+                if isinstance(s, Submission))
+        est = build_estimate(tasks, subs, cfg, model, fast=fast)
+    except TribunalError as exc:
+        console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
+    if json_out:
+        data = est.model_dump(mode="json")
+        data.update(cost_usd=est.cost_usd, cached_share=est.cached_share, min_wall_s=est.min_wall_s,
+                    usd_per_submission=est.per_submission())
+        print(json.dumps(data, indent=1))
+        return
+    modes = list(est.cost_usd)
+    t = Table(title=f"estimate: {est.submissions:,} submissions ({est.too_long} too long), "
+                    f"cache warming {'on' if est.warm else 'off'}")
+    for col in ("vendor", "model", "calls", "input tokens", "cached", "output tokens",
+                *(f"USD {m}" for m in modes), "min wall"):
+        t.add_column(col, justify="left" if col in ("vendor", "model") else "right")
+    for row in render_table(est):
+        t.add_row(*row)
+    out = Console()
+    out.print(t)
+    a = est.assumptions
+    out.print("USD per graded submission: " + ", ".join(f"{m} ${est.per_submission(m):,.4f}" for m in modes))
+    out.print(f"assumed: audited share {a.audited_share:.2f}, Stage 2 share {a.verify_share:.2f}, output tokens "
+              + ("measured in " + a.calibrated_from if a.calibrated_from else "per purpose + reasoning effort (defaults)"))
+
+
+@app.command()
 def demo(
     output: Annotated[str, typer.Option("--output", "-o", help="Where runs go.")] = "runs",
     address: Annotated[str, typer.Option("--address", help="Ray address (local starts one here).")] = "local",

@@ -8,15 +8,14 @@ with each other, so an adapter bug cannot hide behind an emulator quirk.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 import json
 import math
 import random
 import secrets
 import time
-from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
@@ -39,6 +38,7 @@ from evalcore.emulators._config import (
 )
 from evalcore.emulators._limits import RateLimiter, RateSnapshot
 from evalcore.emulators.responders import Answer, EmulatedRequest, OfflineResponder, Responder
+from evalcore.prompt_cache import PrefixCache
 
 
 class Outcome(StrEnum):
@@ -152,101 +152,6 @@ class Decision:
     def request_id(self) -> str:
         """The id sent back in `x-request-id` / `request-id` / the gRPC response."""
         return self.record.request_id
-
-
-@dataclass(frozen=True)
-class CachePlan:
-    """What one request found in the prompt cache on arrival, and what it writes when it answers."""
-
-    hit_tokens: int
-    pending: tuple[tuple[bytes, int], ...]
-    """(prefix digest, prefix tokens) of the cacheable prefixes it did not find, shortest first."""
-
-    @property
-    def write_tokens(self) -> int:
-        """Tokens this request writes to the cache (its longest cacheable prefix beyond the hit)."""
-        return self.pending[-1][1] - self.hit_tokens if self.pending else 0
-
-
-class PrefixCache:
-    """Prompt caching as the vendors do it (see the Emulators section of the README).
-
-    * An entry becomes readable only once the request that writes it *starts answering*: the
-      emulator looks a request up when it arrives and writes its prefixes when it answers, so a
-      burst of simultaneous requests with one prefix all miss, and a request sent after the
-      first answer hits.
-    * Automatic caching (OpenAI, xAI): prefixes of at least `min_tokens` tokens, in
-      `block_tokens` steps (OpenAI: 1,024 then 128-token steps); the hit is the longest one seen.
-    * Explicit breakpoints (Anthropic `cache_control`): only the prefixes ending at a breakpoint
-      are cacheable (and only from `min_tokens`); a request without one neither reads nor writes.
-    * Entries live `ttl_s` after their last write or hit (the vendors' idle expiry), and at most
-      `capacity` of them are kept (least recently used dropped first).
-    """
-
-    def __init__(
-        self,
-        *,
-        block_tokens: int,
-        min_tokens: int,
-        chars_per_token: float,
-        ttl_s: float,
-        capacity: int,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.block_tokens = block_tokens
-        self.block_chars = int(block_tokens * chars_per_token)
-        self.min_tokens = min_tokens
-        self.chars_per_token = chars_per_token
-        self.ttl_s = ttl_s
-        self.capacity = capacity
-        self.clock = clock
-        self._expires: OrderedDict[bytes, float] = OrderedDict()
-
-    def _prefixes(self, model: str, system: str, user: str, breakpoints: Sequence[int] | None) -> list[tuple[bytes, int]]:
-        seed = hashlib.sha256(model.encode() + b"\x00")
-        if breakpoints is not None:
-            out = []
-            for end in sorted(set(breakpoints)):
-                tokens = math.ceil(len(system + user[:end]) / self.chars_per_token)
-                if tokens >= self.min_tokens:
-                    h = seed.copy()
-                    h.update((system + "\x1e" + user[:end]).encode())
-                    out.append((h.digest(), tokens))
-            return out
-        text = system + "\x1e" + user
-        out = []
-        for i in range(len(text) // self.block_chars):
-            seed.update(text[i * self.block_chars : (i + 1) * self.block_chars].encode())
-            tokens = (i + 1) * self.block_tokens
-            if tokens >= self.min_tokens:
-                out.append((seed.copy().digest(), tokens))
-        return out
-
-    def lookup(self, model: str, system: str, user: str, breakpoints: Sequence[int] | None = None) -> CachePlan:
-        """On arrival: the longest readable cached prefix (refreshing its TTL) and what is missing."""
-        now = self.clock()
-        prefixes = self._prefixes(model, system, user, breakpoints)
-        hit = -1
-        for i, (digest, _) in enumerate(prefixes):
-            expires = self._expires.get(digest)
-            if expires is not None and expires > now:
-                hit = i
-        if hit >= 0:
-            digest = prefixes[hit][0]
-            self._expires[digest] = now + self.ttl_s
-            self._expires.move_to_end(digest)
-        return CachePlan(prefixes[hit][1] if hit >= 0 else 0, tuple(prefixes[hit + 1 :]))
-
-    def store(self, plan: CachePlan) -> int:
-        """When the request starts answering: its missing prefixes become readable. Returns the
-        tokens written."""
-        now = self.clock()
-        for digest, _ in plan.pending:
-            self._expires[digest] = now + self.ttl_s
-            self._expires.move_to_end(digest)
-        while len(self._expires) > self.capacity:
-            self._expires.popitem(last=False)
-        return plan.write_tokens
 
 
 class Engine:

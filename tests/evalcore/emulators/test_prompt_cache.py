@@ -19,7 +19,7 @@ from evalcore.emulators import (
     OpenAIEmulator,
     ScriptedResponder,
 )
-from evalcore.emulators._engine import PrefixCache
+from evalcore.prompt_cache import PrefixCache
 
 
 class Verdict(BaseModel):
