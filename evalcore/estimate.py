@@ -55,7 +55,7 @@ class OutputModel(BaseModel):
         description="Visible answer tokens per call, by purpose.",
     )
     reasoning_tokens: dict[str, float] = Field(
-        default_factory=lambda: {"none": 0, "minimal": 0, "low": 128, "medium": 512, "high": 2048, "xhigh": 4096},
+        default_factory=lambda: {"none": 0.0, "minimal": 0.0, "low": 128.0, "medium": 512.0, "high": 2048.0, "xhigh": 4096.0},
         description="Reasoning tokens per call, by the vendor's reasoning effort (billed as output).",
     )
     per_vendor: dict[str, dict[str, float]] = Field(
