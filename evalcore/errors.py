@@ -51,6 +51,8 @@ class ErrorKind(StrEnum):
     TIMEOUT = "timeout"
     BAD_OUTPUT = "bad_output"
     FATAL = "fatal"
+    COST_CAP = "cost_cap"
+    """Not sent: it could have crossed the run's spending cap (evalcore.cost_cap); retried by the next run."""
 
 
 class VendorError(TribunalError):

@@ -18,6 +18,7 @@ from typing import Any
 import ray
 
 from evalcore.config import VendorConfig
+from evalcore.cost_cap import CapState, CostLedger
 from evalcore.errors import VendorError
 from evalcore.reuse import ReusingVendor
 from evalcore.store import stored_calls
@@ -28,8 +29,9 @@ from evalcore.vendors.base import JudgeReply, JudgeRequest, T
 class VendorActor:
     """Holds one vendor's client, budget, retry policy and paid-call store for a whole run."""
 
-    def __init__(self, cfg: dict[str, Any], run_id: str, stored_run_uris: list[str]) -> None:
+    def __init__(self, cfg: dict[str, Any], run_id: str, stored_run_uris: list[str], ledger: Any = None) -> None:
         self.cfg = VendorConfig.model_validate(cfg)
+        self.ledger = ledger  # a CostCapActor handle when the sweep has --max-cost
         self.run_id = run_id
         self.stored_run_uris = stored_run_uris
         self.vendor: ReusingVendor | None = None
@@ -52,7 +54,10 @@ class VendorActor:
             from evalcore.vendors.registry import create_vendor
 
             stored = stored_calls(self.stored_run_uris, self.cfg.name)
-            self.vendor = ReusingVendor(create_vendor(self.cfg), stored, self.run_id)
+            paid = create_vendor(self.cfg)
+            if self.ledger is not None and hasattr(paid, "spend_guard"):  # stored answers never reach it
+                paid.spend_guard = RemoteLedger(self.ledger)
+            self.vendor = ReusingVendor(paid, stored, self.run_id)
         return self.vendor
 
     async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[dict[str, Any] | VendorError]:
@@ -89,6 +94,45 @@ class VendorActor:
         """Close the SDK client."""
         if self.vendor is not None:
             await self.vendor.aclose()
+
+
+@ray.remote(num_cpus=0, max_concurrency=1)  # type: ignore[call-overload]
+class CostCapActor:
+    """The sweep's one `CostLedger` (`--max-cost`): every vendor actor reserves from it before paying.
+
+    One thread of execution (max_concurrency=1), so reservations are serialised exactly.
+    """
+
+    def __init__(self, cap_usd: float) -> None:
+        self.ledger = CostLedger(cap_usd)
+
+    def reserve(self, worst_usd: list[float]) -> list[bool]:
+        return self.ledger.reserve(worst_usd)
+
+    def settle(self, reserved_usd: float, paid_usd: float) -> None:
+        self.ledger.settle(reserved_usd, paid_usd)
+
+    def state(self) -> dict[str, Any]:
+        return self.ledger.state.model_dump()
+
+
+class RemoteLedger:
+    """The `Ledger` protocol on top of a `CostCapActor` handle (used inside vendor actors)."""
+
+    def __init__(self, handle: Any) -> None:
+        self.handle = handle
+
+    async def reserve(self, worst_usd: list[float]) -> list[bool]:
+        granted: list[bool] = await self.handle.reserve.remote(worst_usd)
+        return granted
+
+    async def settle(self, reserved_usd: float, paid_usd: float) -> None:
+        await self.handle.settle.remote(reserved_usd, paid_usd)
+
+
+def cap_state(handle: Any) -> CapState:
+    """The ledger's state, from the driver."""
+    return CapState.model_validate(ray.get(handle.state.remote()))
 
 
 class RemoteVendor:

@@ -219,14 +219,20 @@ def sweep(
             "(leniency, noise, self_bias, recall, false_flag_rate) the emulated judges answer with.",
         ),
     ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0.0, help="Stop before any call could make this command spend more than USD (exit 3; run again to continue)."),
+    ] = None,
 ) -> None:
     """Grade every submission of a benchmark on Ray and write the run's tables.
 
     Re-running the same command resumes: completed submissions are skipped and no judge call
     whose request is already stored is sent again. `--reuse RUN` also serves calls stored in
     another run (swap one judge: only that judge's calls are paid). Ctrl-C stops after flushing
-    the shards in flight. Exit code: 0 done; 1 bad input or configuration; 3 incomplete
-    submissions or failed shards remain (run again to retry exactly those); 130 interrupted.
+    the shards in flight. `--max-cost USD` stops cleanly before a call could make this command
+    spend more (progress shows spent vs the estimate). Exit code: 0 done; 1 bad input or
+    configuration; 3 incomplete submissions, failed shards or the cost cap (run again to continue
+    with exactly what is left); 130 interrupted.
 
     Example:
 
@@ -248,18 +254,20 @@ def sweep(
             opts = SweepOptions(
                 benchmark=benchmark, submissions=submissions, output=output, config=run_cfg,
                 vendors=vendors, run_id=run_id, address=address, reuse=list(reuse or []),
-                shard_size=shard_size, max_in_flight=max_in_flight, progress=progress,
+                shard_size=shard_size, max_in_flight=max_in_flight, progress=progress, max_cost_usd=max_cost,
             )
             summary = run_sweep(opts, console)
     except TribunalError as exc:
         console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(1) from exc
     _print_summary(summary, console)
+    if summary.cost_message:
+        console.print(f"[yellow]{summary.cost_message}[/]")
     if reduce_after and not summary.interrupted:
         _reduce_and_show(summary.run_uri)
     if summary.interrupted:
         raise typer.Exit(130)
-    if summary.incomplete or summary.failed_shards:
+    if summary.incomplete or summary.failed_shards or summary.cost_capped:
         raise typer.Exit(3)
 
 
@@ -270,7 +278,7 @@ def _print_summary(summary: SweepSummary, console: Console) -> None:
     t = Table(title=f"sweep {s['run_id']} -> {s['run_uri']}", show_header=False)
     for key in ("submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
                 "failed_shards",
-                "rejected", "paid_calls", "reused_calls", "rate_limited", "cost_usd", "wall_s"):
+                "rejected", "paid_calls", "reused_calls", "rate_limited", "cost_usd", "estimated_cost_usd", "wall_s"):
         value = s[key]
         if isinstance(value, list):
             value = len(value)

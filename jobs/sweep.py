@@ -23,7 +23,7 @@ import resource
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +62,7 @@ from evalcore.store import (
 )
 from evalcore.vendors.preflight import preflight, raise_if_failed
 from jobs.actors import RemoteVendor, VendorActor
+from jobs.cost import CostWatch
 
 if TYPE_CHECKING:
     from evalcore.benchmark.loader import BenchmarkLoad
@@ -82,6 +83,7 @@ class SweepOptions:
     shard_size: int = 8
     max_in_flight: int = 8
     progress: bool = True
+    max_cost_usd: float | None = None
 
     def __post_init__(self) -> None:
         """The CLI validates these too; a library caller gets the same refusal, not a hang or an escape."""
@@ -118,6 +120,10 @@ class SweepSummary:
     shards_by_node: dict[str, int] = field(default_factory=dict)
     rejections: list[str] = field(default_factory=list, metadata={"doc": "The first 100 as `file: reason`."})
     vendor_stats: dict[str, dict[str, float]] = field(default_factory=dict)
+    estimated_cost_usd: float = 0.0
+    max_cost_usd: float | None = None
+    cost_capped: bool = False
+    cost_message: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view (for _SUCCESS.json and --json)."""
@@ -329,6 +335,15 @@ def grade_shard(
 # ----------------------------------------------------------------------------------------------
 
 
+def stream_only(uri: str, tasks: dict[str, Task], excluded: set[str]) -> Iterator[Submission]:
+    """The submissions of `uri` in the sweep's order, without the rejections."""
+    from evalcore.submissions import iter_submissions
+
+    for item in iter_submissions(uri, tasks, excluded=excluded):
+        if isinstance(item, Submission):
+            yield item
+
+
 def _shards(items: Iterable[Submission], size: int) -> Iterator[tuple[int, list[Submission]]]:
     batch: list[Submission] = []
     index = 0
@@ -382,13 +397,13 @@ def init_ray(address: str, env: dict[str, str], *, attempts: int = 3, **extra: A
             ray.shutdown()
 
 
-def start_actors(config: TribunalConfig, run_id: str, stored_runs: list[str]) -> dict[str, Any]:
+def start_actors(config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None) -> dict[str, Any]:
     """One VendorActor per configured vendor, named per run so a driver restart finds them."""
     actors = {}
     for cfg in config.vendors():
         actors[cfg.name] = VendorActor.options(  # type: ignore[attr-defined]
             name=f"tribunal:{run_id}:{cfg.name}", get_if_exists=True, lifetime=None
-        ).remote(cfg.model_dump(mode="json"), run_id, stored_runs)
+        ).remote(cfg.model_dump(mode="json"), run_id, stored_runs, ledger)
     return actors
 
 
@@ -443,6 +458,7 @@ class _Progress:
         )
         self.task = self.progress.add_task("grading", total=total, detail="")
         self.last: dict[str, tuple[float, float]] = {}
+        self.cost_text: Callable[[float], str] = lambda cost: f"${cost:,.2f}"
 
     def __enter__(self) -> _Progress:
         self.progress.__enter__()
@@ -460,7 +476,7 @@ class _Progress:
             rate = (calls - prev_c) / (now - prev_t) if now > prev_t else 0.0
             self.last[name] = (now, calls)
             parts.append(f"{name} {rate:,.0f}/s 429s={int(s.get('rate_limited', 0))}")
-        self.progress.update(self.task, completed=done, detail=f"${cost:,.2f} | " + " | ".join(parts))
+        self.progress.update(self.task, completed=done, detail=f"{self.cost_text(cost)} | " + " | ".join(parts))
 
 
 class Interrupt:
@@ -607,7 +623,11 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
 
     index = ResumeIndex.load(run_uri)
     init_ray(opts.address, _env_for_workers())
-    actors = start_actors(opts.config, run_id, [run_uri, *reuse_uris])
+    pending_subs = (s for s in stream_only(opts.submissions, tasks, bench.excluded_task_ids())
+                    if not index.is_done(s.id, s.content_hash()))
+    watch = CostWatch.start(opts.config, tasks, pending_subs, opts.max_cost_usd)
+    summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
+    actors = start_actors(opts.config, run_id, [run_uri, *reuse_uris], watch.ledger)
     needs_preflight = True  # done lazily: a finished run sends no call at all
 
     task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
@@ -616,9 +636,10 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     with Interrupt(console) as interrupt:
         try:
             with _Progress(console, opts.progress, summary.submissions_total) as progress:
+                progress.cost_text = watch.progress_text
                 plain = not opts.progress
                 for idx, shard in _shards(_stream(opts, bench, tasks, rejected), opts.shard_size):
-                    if interrupt.requested:
+                    if interrupt.requested or watch.capped():
                         break
                     pending = [s for s in shard if not index.is_done(s.id, s.content_hash())]
                     summary.skipped_done += len(shard) - len(pending)
@@ -627,9 +648,9 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                     if needs_preflight:
                         preflight_through_actors(opts.config, actors)
                         needs_preflight = False
-                    while window.full and not interrupt.requested:
+                    while window.full and not interrupt.requested and not watch.capped():
                         _collect(window, True, summary, progress, actors, console, plain)
-                    if interrupt.requested:
+                    if interrupt.requested or watch.capped():
                         break
                     name = shard_name(idx, [s.id for s in pending])
                     refs = {s.task_id: task_refs[s.task_id] for s in pending}
@@ -642,17 +663,23 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                 with contextlib.suppress(Exception):  # a dead actor has nothing left to close
                     ray.get(a.close.remote(), timeout=30)
                 ray.kill(a)
+            if watch.ledger is not None:
+                ray.kill(watch.ledger)
 
     summary.interrupted = interrupt.requested
-    if not summary.interrupted:
+    capped = watch.capped()
+    if not summary.interrupted and not capped:
         # One file, rewritten by every complete pass over the inputs: a fixed rejection disappears
         # and a resumed run does not count a rejection twice. An interrupted pass saw only part.
         write_table_file(run_uri, "rejected", "rejections", rejected)
     summary.rejected = len(rejected)
     summary.rejections = [str(r) for r in rejected[:100]]
     summary.add_vendor_stats()
+    if capped:
+        summary.cost_capped = True
+        summary.cost_message = watch.cap_message(summary.cost_usd, summary.complete)
     summary.wall_s = time.time() - t0
     summary.driver_peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if not summary.interrupted and not summary.failed_shards:
+    if not summary.interrupted and not capped and not summary.failed_shards:
         write_json(fs.join(run_uri, SUCCESS), summary.as_dict())
     return summary

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 import pydantic
 
 from evalcore.config import VendorConfig
+from evalcore.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors._headers import RateInfo
 from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Usage
@@ -127,6 +128,8 @@ class AdapterBase(ABC, Generic[C]):
         # Caps attempts on the wire at once: the budget paces the rate, but thousands of
         # simultaneous requests drown the SDKs' connection pools (connect timeouts, measured).
         self._gate = asyncio.Semaphore(cfg.max_in_flight)
+        self.spend_guard: Ledger | None = None
+        """Set by a sweep with --max-cost: each attempt reserves its worst case from it (cost_cap.py)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, adapter={self.adapter!r})"
@@ -300,9 +303,26 @@ class AdapterBase(ABC, Generic[C]):
             failure: Failure | None = None
             rate: RateInfo | None = None
             counted: int | None = None  # tokens the vendor counted for a failed attempt, if known
+            worst = worst_case_usd(self.cfg, request) if self.spend_guard is not None else 0.0
+            attempt_cost = 0.0
             try:
                 async with self._gate:
-                    result = await asyncio.wait_for(self._attempt(client, request, schema, timeout_s), timeout_s)
+                    if self.spend_guard is not None and not (await self.spend_guard.reserve([worst]))[0]:
+                        if reservation is not None:
+                            reservation.settle(0)  # never sent
+                        return refusal(self.name, self.model, state.attempts - 1)
+                    try:
+                        result = await asyncio.wait_for(
+                            self._attempt(client, request, schema, timeout_s), timeout_s
+                        )
+                        attempt_cost = result.cost_usd if result.cost_usd is not None else self._price(result.usage)
+                    except BadOutput as exc:
+                        if exc.usage is not None:
+                            attempt_cost = exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
+                        raise
+                    finally:
+                        if self.spend_guard is not None:
+                            await asyncio.shield(self.spend_guard.settle(worst, attempt_cost))
             except asyncio.CancelledError:
                 if reservation is not None:
                     reservation.settle(None)

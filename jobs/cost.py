@@ -1,0 +1,62 @@
+"""Cost in a sweep: the estimate shown next to what is spent, and the `--max-cost` cap.
+
+Kept out of the driver so the sweep only asks three things: start watching, is the cap reached,
+and what to print. The rules themselves live in `evalcore.estimate` and `evalcore.cost_cap`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from evalcore.config import TribunalConfig
+from evalcore.cost_cap import CapState
+from evalcore.estimate import estimate
+from evalcore.schema import Submission, Task
+from jobs.actors import CostCapActor, cap_state
+
+
+@dataclass
+class CostWatch:
+    """The pending submissions' estimated cost (fast: without grounding checks) and the cap's ledger."""
+
+    estimated_usd: float
+    pending: int
+    ledger: Any = None
+    max_cost_usd: float | None = None
+    _capped: bool = False
+
+    @classmethod
+    def start(
+        cls, config: TribunalConfig, tasks: dict[str, Task], pending: Iterable[Submission], max_cost_usd: float | None
+    ) -> CostWatch:
+        est = estimate(tasks, pending, config, fast=True)
+        ledger = CostCapActor.remote(max_cost_usd) if max_cost_usd is not None else None  # type: ignore[attr-defined]
+        return cls(est.cost_usd.get("online", 0.0), est.submissions, ledger, max_cost_usd)
+
+    def state(self) -> CapState | None:
+        """The ledger's state, or None without a cap."""
+        return cap_state(self.ledger) if self.ledger is not None else None
+
+    def capped(self) -> bool:
+        """True once the ledger refused a call: no new shard is started (latched: asked once after)."""
+        if not self._capped:
+            state = self.state()
+            self._capped = state is not None and state.stopped
+        return self._capped
+
+    def progress_text(self, spent: float) -> str:
+        """`$spent of ~$estimated` (and the cap) for the live view."""
+        text = f"${spent:,.2f} of ~${self.estimated_usd:,.2f}"
+        return text + (f" (cap ${self.max_cost_usd:,.2f})" if self.max_cost_usd is not None else "")
+
+    def cap_message(self, spent: float, graded_complete: int) -> str:
+        """What the operator reads when the cap stopped the sweep: spent, left, how to go on."""
+        left = max(self.estimated_usd - spent, 0.0)
+        return (
+            f"cost cap reached: spent ${spent:,.2f} of the ${self.max_cost_usd or 0:,.2f} cap "
+            f"(no call was sent that could cross it); {graded_complete:,} of {self.pending:,} pending "
+            f"submissions completed; about ${left:,.2f} left to grade them all (estimate). Run the same "
+            "command again (with a higher --max-cost) to continue: paid calls are not paid again."
+        )

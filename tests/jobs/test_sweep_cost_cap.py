@@ -1,0 +1,76 @@
+"""`--max-cost`: a sweep stops before any call could cross the cap, says what it spent and what is
+left, and the same command run again finishes the rest without paying any call twice."""
+
+from __future__ import annotations
+
+import pyarrow.compute as pc
+import pytest
+
+from evalcore import fs
+from evalcore.emulators import OfflineResponder
+from evalcore.emulators._set import start_in_thread
+from evalcore.store import SUCCESS, read_table
+from jobs.sweep import SweepOptions, run_sweep
+from tests.jobs.conftest import SAMPLE, emulated_config
+
+pytestmark = [pytest.mark.ray]
+
+
+@pytest.fixture(scope="module")
+def emulators():
+    with start_in_thread(responder=OfflineResponder()) as emus:
+        yield emus
+
+
+def _sweep(cfg, output: str, max_cost: float | None) -> object:
+    opts = SweepOptions(
+        benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=output, config=cfg,
+        vendors="emulated", run_id="capped", progress=False, shard_size=4, max_in_flight=2, max_cost_usd=max_cost,
+    )
+    return run_sweep(opts)
+
+
+def _paid(calls) -> set[str]:
+    ok = pc.and_(pc.equal(calls.column("outcome"), "ok"), pc.is_null(calls.column("reused_from")))
+    return set(calls.filter(ok).column("request_hash").to_pylist())
+
+
+def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_paying_twice(
+    ray_local, emulators, tmp_path
+) -> None:
+    base = emulated_config(emulators.endpoints)
+    # a few calls on the wire per vendor, small output allowances: the in-flight worst cases stay
+    # well under the cap, so the first run gets part of the way before stopping
+    small = {"max_in_flight": 4, "max_output_tokens": 600}
+    cfg = base.model_copy(update={"judges": [j.model_copy(update=small) for j in base.judges],
+                                  "auditor": base.auditor.model_copy(update={"max_in_flight": 2})})
+    cap = 1.0
+    first = _sweep(cfg, str(tmp_path), cap)
+    run = first.run_uri
+    calls = read_table(run, "calls")
+    spent = pc.sum(calls.column("cost_usd")).as_py()
+    assert first.cost_capped and spent <= cap
+    assert first.estimated_cost_usd > cap  # the whole sample would have cost more
+    assert first.complete > 0  # it got part of the way
+    assert "cost cap reached" in first.cost_message and "left to grade" in first.cost_message
+    assert not fs.exists(fs.join(run, SUCCESS))
+    refused = pc.sum(pc.equal(calls.column("outcome"), "cost_cap")).as_py()
+    assert refused > 0
+    assert pc.sum(pc.equal(calls.filter(pc.equal(calls.column("outcome"), "cost_cap")).column("attempts"), 0)).as_py() == refused
+    paid_first = _paid(calls)
+
+    second = _sweep(cfg, str(tmp_path), None)
+    assert not second.cost_capped and fs.exists(fs.join(run, SUCCESS))
+    subs = read_table(run, "submissions")
+    latest: dict[str, str] = {}
+    for sid, status, at in zip(subs.column("submission_id").to_pylist(), subs.column("status").to_pylist(),
+                               subs.column("graded_at").to_pylist(), strict=True):
+        if sid not in latest or at >= latest[sid][1]:
+            latest[sid] = (status, at)  # type: ignore[assignment]
+    assert len(latest) == 32 and {s for s, _ in latest.values()} == {"complete"}
+    all_calls = read_table(run, "calls")
+    paid_second = _paid(all_calls) - paid_first
+    ok = pc.and_(pc.equal(all_calls.column("outcome"), "ok"), pc.is_null(all_calls.column("reused_from")))
+    hashes = all_calls.filter(ok).column("request_hash").to_pylist()
+    assert len(hashes) == len(set(hashes)), "a call was paid twice"
+    assert paid_second and not (paid_second & paid_first)
