@@ -14,6 +14,8 @@ from evalcore.benchmark.loader import load_benchmark
 from evalcore.config import Price, load_config
 from evalcore.emulators import EmulatorConfig, FixedLatency
 from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators.ground_truth import ground_truth_responder
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.estimate import PRICINGS, OutputModel, estimate
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.ground_truth import load_ground_truth
@@ -21,8 +23,6 @@ from evalcore.store import write_json, write_shard
 from evalcore.submissions import load_submissions
 from evalcore.synth_lab import generate_lab
 from evalcore.vendors.registry import create_vendor
-from jobs.modes import point_at_emulators
-from tests.evalcore.test_grade_reproduces_ground_truth import ground_truth_responder
 
 
 @pytest.fixture(scope="module")

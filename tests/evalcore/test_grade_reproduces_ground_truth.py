@@ -5,7 +5,6 @@ computed independently from the ground truth, and so does the leaderboard reduce
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
@@ -13,12 +12,11 @@ import pytest
 
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config import load_config
-from evalcore.emulators import EmulatedRequest, ScriptedResponder
 from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators.ground_truth import ground_truth_responder
 from evalcore.emulators.serve import point_at_emulators
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.ground_truth import GroundTruth, expected_leaderboard, expected_scores, load_ground_truth
-from evalcore.prompts import parse_prompt
 from evalcore.reduce import reduce_tables
 from evalcore.store import TABLE_MODELS, RunRecord, read_table, write_shard
 from evalcore.submissions import load_submissions
@@ -26,40 +24,6 @@ from evalcore.vendors.registry import create_vendor
 from tests.runfolder import test_record
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
-
-
-def ground_truth_responder(gt: GroundTruth, owner: dict[str, tuple[str, str]]) -> ScriptedResponder:
-    """Answers every prompt as the ground truth says; finds the submission by its deliverable text."""
-
-    def respond(req: EmulatedRequest) -> dict[str, Any]:
-        p = parse_prompt(req.system, req.user)
-        present = [b.text for b in p.of_kind("deliverable") if b.attrs.get("status") == "present"]
-        key = next((owner[t] for t in present if t in owner), None)
-        if p.purpose == "preflight":
-            return {"ok": True}
-        if p.purpose == "rubric":
-            cid = p.one("criterion").attrs["id"]  # type: ignore[union-attr]
-            if key is None:  # every deliverable it reads is missing: nothing can pass
-                return {"verdict": "fail", "reasoning": "scripted: no deliverable"}
-            return {"verdict": gt.verdict(*key, cid), "reasoning": "scripted from ground truth"}
-        assert key is not None, "an audited submission must have a deliverable"
-        planted = gt.hallucinations_for(*key)
-        if p.purpose == "detect":
-            return {"flags": [
-                {"span": h.span, "deliverable": h.deliverable, "location": "scripted", "category": h.category,
-                 "evidence_document": h.source_document, "evidence_passage": h.source_passage, "explanation": h.note}
-                for h in planted
-            ]}
-        assert p.purpose == "verify"
-        by_span = {h.span: h for h in planted}
-        flags = json.loads(p.one("flags").text)  # type: ignore[union-attr]
-        return {"decisions": [
-            {"flag_index": f["index"], "status": "confirmed", "category": by_span[f["span"]].category,
-             "materiality": by_span[f["span"]].materiality, "rationale": "scripted"}
-            for f in flags
-        ]}
-
-    return ScriptedResponder(respond)
 
 
 @pytest.fixture(scope="module")

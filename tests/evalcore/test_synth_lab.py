@@ -13,13 +13,13 @@ import pytest
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config import load_config
 from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators.ground_truth import ground_truth_responder
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.ground_truth import GroundTruth, expected_scores, load_ground_truth
 from evalcore.submissions import load_submissions
 from evalcore.synth_lab import SYSTEMS, generate_lab
 from evalcore.vendors.registry import create_vendor
-from jobs.modes import point_at_emulators
-from tests.evalcore.test_grade_reproduces_ground_truth import ground_truth_responder
 
 
 @pytest.fixture(scope="module")

@@ -12,13 +12,13 @@ from evalcore.benchmark.loader import load_benchmark
 from evalcore.config import load_config
 from evalcore.emulators import EmulatedRequest, EmulatorConfig, FixedLatency, ScriptedResponder
 from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.submissions import load_submissions
 from evalcore.synth_lab import generate_lab
 from evalcore.vendors.base import JudgeRequest
 from evalcore.vendors.registry import create_vendor
 from evalcore.warming import prefix_groups
-from jobs.modes import point_at_emulators
 
 
 def request(prefix: str, suffix: str = "c") -> JudgeRequest:
