@@ -64,6 +64,10 @@ class PrefixCache:
         self.clock = clock
         self._expires: OrderedDict[bytes, float] = OrderedDict()
 
+    def __len__(self) -> int:
+        """Entries held (expired ones go at the next write)."""
+        return len(self._expires)
+
     def _prefixes(self, model: str, system: str, user: str, breakpoints: Sequence[int] | None) -> list[tuple[bytes, int]]:
         seed = hashlib.sha256(model.encode() + b"\x00")
         if breakpoints is not None:
@@ -106,6 +110,9 @@ class PrefixCache:
         for digest, _ in plan.pending:
             self._expires[digest] = now + self.ttl_s
             self._expires.move_to_end(digest)
+        # Least recently used first, so expired entries are at the front: drop them, then any excess.
+        while self._expires and next(iter(self._expires.values())) <= now:
+            self._expires.popitem(last=False)
         while len(self._expires) > self.capacity:
             self._expires.popitem(last=False)
         return plan.write_tokens

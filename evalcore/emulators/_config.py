@@ -201,7 +201,12 @@ class EmulatorConfig(BaseModel):
     cache_ttl_s: float = Field(
         default=300.0, gt=0, description="A cache entry expires this long after its last write or hit (5 min)."
     )
-    cache_capacity: int = Field(default=4096, gt=0, description="Prefix hashes kept (LRU).")
+    cache_capacity: int = Field(
+        default=1 << 20,
+        gt=0,
+        description="Prefix hashes kept (LRU; expired ones are dropped first). One per 128 tokens of a "
+        "cached prompt: the real services keep far more than a sweep ever writes within a TTL.",
+    )
     reasoning_tokens: dict[str, int] = Field(
         default_factory=lambda: {
             "none": 0,

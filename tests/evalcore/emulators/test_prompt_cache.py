@@ -63,6 +63,17 @@ def test_an_entry_expires_ttl_after_its_last_use() -> None:
     assert c.lookup("m", "", SHARED + "d").hit_tokens == 0
 
 
+def test_expired_entries_are_dropped_when_new_ones_are_written() -> None:
+    clock = Clock()
+    c = cache(clock, ttl=300.0)
+    c.store(c.lookup("m", "", SHARED + "a"))
+    held = len(c)
+    assert held > 0
+    clock.now = 301.0
+    c.store(c.lookup("m", "", "other prefix " * 400))
+    assert 0 < len(c) < held + 1 and c.lookup("m", "", SHARED + "b").hit_tokens == 0
+
+
 def test_prefixes_shorter_than_the_minimum_are_never_cached() -> None:
     c = cache()
     short = "x" * (1023 * 4 - 2)  # system + separator + this is just under 1,024 tokens
