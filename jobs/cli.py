@@ -351,6 +351,9 @@ def estimate(
             model.audited_share = audited_share
         bench = load_benchmark(benchmark)
         tasks = bench.task_map()
+        if not tasks:
+            raise TribunalError(f"{benchmark}: no loadable tasks ({len(bench.problems)} problem(s)); "
+                                "`tribunal validate` lists them")
         subs = (s for s in iter_submissions(submissions, tasks, excluded=bench.excluded_task_ids())
                 if isinstance(s, Submission))
         est = build_estimate(tasks, subs, cfg, model, fast=fast)

@@ -1,0 +1,51 @@
+"""`tribunal estimate`: the bill of a sweep before it starts, as a table or JSON; `synth --profile lab`."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from evalcore.benchmark.loader import load_benchmark
+from evalcore.config import load_config
+from evalcore.estimate import estimate
+from evalcore.submissions import load_submissions
+from jobs.cli import app
+from tests.jobs.conftest import SAMPLE
+
+
+def test_estimate_json_counts_every_rubric_call_of_the_sample_and_prices_it() -> None:
+    result = CliRunner().invoke(app, ["estimate", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "--fast", "--json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    tasks = load_benchmark(str(SAMPLE)).task_map()
+    subs = load_submissions(str(SAMPLE / "submissions"), tasks).submissions
+    rubric = sum(len(tasks[s.task_id].criteria) for s in subs)
+    by_vendor = {v["vendor"]: v for v in out["vendors"]}
+    assert out["submissions"] == len(subs) == 32
+    assert all(by_vendor[j]["calls_by_purpose"]["rubric"] == rubric for j in ("openai", "xai", "anthropic"))
+    expected = estimate(tasks, subs, load_config(), fast=True)
+    assert out["cost_usd"]["online"] == expected.cost_usd["online"] > 0
+    assert out["usd_per_submission"] > 0 and out["min_wall_s"] > 0
+
+
+def test_estimate_table_shows_cost_cache_share_wall_time_and_the_assumptions() -> None:
+    result = CliRunner().invoke(app, ["estimate", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "--fast",
+                                      "--audited-share", "0.5"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    for text in ("USD online", "cached", "min wall", "USD per graded submission", "audited share 0.50"):
+        assert text in result.output
+
+
+def test_estimate_of_a_missing_benchmark_is_an_error_naming_it(tmp_path) -> None:
+    result = CliRunner().invoke(app, ["estimate", str(tmp_path / "nope"), "-s", str(tmp_path)], env={"COLUMNS": "300"})
+    assert result.exit_code == 1 and "nope: no loadable tasks" in result.output
+
+
+def test_synth_profile_lab_writes_a_benchmark_with_ground_truth(tmp_path) -> None:
+    result = CliRunner().invoke(app, ["synth", str(tmp_path), "--profile", "lab", "--tasks", "1", "--seed", "2"])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "ground_truth.json").is_file() and list((tmp_path / "tasks").rglob("task.json"))
+    assert "criteria per task" in result.output
+    bad = CliRunner().invoke(app, ["synth", str(tmp_path), "--profile", "huge"])
+    assert bad.exit_code == 2
