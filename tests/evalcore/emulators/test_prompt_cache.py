@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 import anthropic
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from openai import AsyncOpenAI
 from pydantic import BaseModel
@@ -87,6 +87,7 @@ def test_the_model_is_part_of_the_cache_key() -> None:
     assert c.lookup("model-b", "", SHARED + "b").hit_tokens == 0
 
 
+@settings(deadline=None)  # no timed assertions: a loaded CI machine must not fail it
 @given(common=st.integers(0, 20_000), tail_a=st.text(min_size=1, max_size=50), tail_b=st.text(min_size=1, max_size=50))
 def test_an_automatic_hit_is_zero_or_a_128_token_step_from_1024_within_the_common_prefix(
     common: int, tail_a: str, tail_b: str
