@@ -64,11 +64,11 @@ def test_the_estimate_counts_exactly_the_rubric_calls_and_their_input_tokens(gra
     for v in est.vendors:
         if v.vendor == "auditor":
             continue
-        mine = [c for c in calls if c["vendor"] == v.vendor and c["purpose"] == "rubric"]
+        mine = [c for c in calls if c.vendor == v.vendor and c.purpose == "rubric"]
         assert v.calls_by_purpose["rubric"] == len(mine)
-        actual_in = sum(c["input_tokens"] for c in mine)
+        actual_in = sum(c.input_tokens for c in mine)
         assert v.input_tokens == pytest.approx(actual_in, rel=0.002)  # ±1 token of rounding per call
-        actual_cached = sum(c["cached_input_tokens"] for c in mine)
+        actual_cached = sum(c.cached_input_tokens for c in mine)
         assert v.cached_input_tokens == pytest.approx(actual_cached, rel=0.002), v.vendor
 
 
@@ -88,12 +88,12 @@ def test_the_audit_is_counted_for_the_assumed_share_of_submissions(graded_lab) -
 def test_calibrated_on_a_run_the_estimate_is_within_5_percent_of_what_it_paid(graded_lab) -> None:
     model = OutputModel.from_run(graded_lab["run"])
     results = graded_lab["results"]
-    audited = sum(1 for r in results if r.submission["audited"])
+    audited = sum(1 for r in results if r.submission.audited)
     assert model.audited_share == pytest.approx(audited / len(results))
     est = estimate(graded_lab["tasks"], graded_lab["subs"], graded_lab["cfg"], model)
-    paid = sum(c["cost_usd"] for r in results for c in r.calls)
+    paid = sum(c.cost_usd for r in results for c in r.calls)
     assert est.cost_usd["online"] == pytest.approx(paid, rel=0.05)
-    purposes = Counter(c["purpose"] for r in results for c in r.calls)
+    purposes = Counter(c.purpose for r in results for c in r.calls)
     assert sum(v.calls for v in est.vendors) == pytest.approx(sum(purposes.values()), rel=0.01)
 
 

@@ -78,10 +78,10 @@ def graded(lab_task) -> dict[bool, tuple[GradeResult, dict[str, list[Any]]]]:
 def test_a_warmed_panel_reads_the_prefix_from_cache_for_every_criterion_but_the_first(lab_task, graded) -> None:
     task, _ = lab_task
     result, requests = graded[True]
-    rubric = [c for c in result.calls if c["purpose"] == "rubric"]
+    rubric = [c for c in result.calls if c.purpose == "rubric"]
     assert len(rubric) == 3 * len(task.criteria)
     for judge in ("openai", "xai", "anthropic"):
-        cached = sorted(c["cached_input_tokens"] for c in rubric if c["vendor"] == judge)
+        cached = sorted(c.cached_input_tokens for c in rubric if c.vendor == judge)
         assert cached[0] == 0 and all(t > 0 for t in cached[1:]), judge
     # the emulators saw the warm request answered before any of the others arrived
     for reqs in requests.values():
@@ -96,9 +96,9 @@ def test_warming_changes_when_calls_are_sent_not_what_is_graded(graded) -> None:
     warm, cold = graded[True][0], graded[False][0]
 
     def verdicts(r: GradeResult) -> list[tuple[Any, ...]]:
-        return sorted((v["judge"], v["criterion_id"], v["verdict"], v["request_hash"]) for v in r.verdicts)
+        return sorted((v.judge, v.criterion_id, v.verdict, v.request_hash) for v in r.verdicts)
 
     assert verdicts(warm) == verdicts(cold)
     keep = ("task_score", "criterion_pass_rate", "audited", "material_flags", "gated", "hc_score", "status")
-    assert {k: warm.submission[k] for k in keep} == {k: cold.submission[k] for k in keep}
-    assert sum(c["cached_input_tokens"] for c in warm.calls) > sum(c["cached_input_tokens"] for c in cold.calls)
+    assert {k: getattr(warm.submission, k) for k in keep} == {k: getattr(cold.submission, k) for k in keep}
+    assert sum(c.cached_input_tokens for c in warm.calls) > sum(c.cached_input_tokens for c in cold.calls)
