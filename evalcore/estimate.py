@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from evalcore.audit import detect_prompt, grounding_candidates
 from evalcore.config import Price, TribunalConfig, VendorConfig
-from evalcore.panel import rubric_prompts, too_long_reason
+from evalcore.panel import rubric_prompts, too_long_before_rendering, too_long_reason
 from evalcore.prompt_cache import PrefixCache
 from evalcore.prompts import new_boundary, render_verify
 from evalcore.schema import Submission, Task
@@ -243,12 +243,17 @@ def estimate(
             continue
         est.submissions += 1
         boundary = new_boundary()
-        prompts = rubric_prompts(task, sub, boundary)
-        candidates = [] if fast or not config.audit.grounding_candidates else grounding_candidates(task, sub)
+        # the too_long rule in grade_submission's order (before any grounding work)
+        too_long = too_long_before_rendering(task, sub, budget)
+        prompts = [] if too_long else rubric_prompts(task, sub, boundary)
+        too_long = too_long or too_long_reason([p for _, p in prompts], budget.rubric_tokens, budget)
+        candidates: list[dict[str, Any]] = []
+        if not too_long and config.audit.grounding_candidates and not fast:
+            too_long = too_long_reason([detect_prompt(task, sub, [], boundary)], budget.audit_tokens, budget)
+            candidates = [] if too_long else grounding_candidates(task, sub)
         detect = detect_prompt(task, sub, candidates, boundary)
-        if too_long_reason([p for _, p in prompts], budget.rubric_tokens, budget) or too_long_reason(
-            [detect], budget.audit_tokens, budget
-        ):
+        too_long = too_long or too_long_reason([detect], budget.audit_tokens, budget)
+        if too_long:
             est.too_long += 1
             continue
         replay = _Replay(cpt)
