@@ -84,10 +84,26 @@ class Price(_Strict):
 
 
 class RateLimits(_Strict):
-    """A vendor's published limits for this account and model (the budget stays just under them)."""
+    """A vendor's published limits for this account and model, and how the vendor enforces them.
+
+    Entries sharing one account (same adapter, endpoint and key variable) state the account's
+    limits; the configuration splits them (`VendorConfig.budget_share`) so that together they
+    never exceed them.
+    """
 
     requests_per_minute: int = Field(default=600, gt=0)
     tokens_per_minute: int = Field(default=2_000_000, gt=0)
+    algorithm: Literal["token_bucket", "sliding_window"] = Field(
+        default="token_bucket",
+        description="How the vendor counts: a bucket refilled continuously, or a strict sliding minute.",
+    )
+    burst_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=60,
+        description="Seconds of refill the vendor's bucket holds (60: the whole minute; 1: per-second "
+        "slices). None: the vendor's own (evalcore.vendors.budget.VENDOR_BURST_S).",
+    )
 
 
 class RetryPolicy(_Strict):
@@ -125,8 +141,27 @@ class VendorConfig(_Strict):
         "(evalcore.warming): the vendors cache a prefix only once its first request is answering.",
     )
     max_in_flight: int = Field(
-        default=64, gt=0, description="Attempts on the wire at once per vendor client (the budget sets the rate)."
+        default=512,
+        gt=0,
+        description="Attempts on the wire at once per vendor client (the budget sets the rate; this "
+        "must exceed rate x latency: 600/min at 30 s is 300 in flight).",
     )
+    budget_share: float = Field(
+        default=1.0,
+        gt=0,
+        description="Weight of this entry in its account's limits when entries share an account.",
+    )
+    account_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Computed by the configuration (not set by hand): the fraction of the account's "
+        "limits this entry's budget may use.",
+    )
+
+    def account(self) -> tuple[str, str, str]:
+        """Entries with the same adapter, endpoint and key variable draw on one vendor account."""
+        return (self.adapter, self.endpoint or "", self.api_key_env or "")
 
     @field_validator("adapter")
     @classmethod
@@ -218,6 +253,36 @@ class TribunalConfig(_Strict):
     def _auditor_name_distinct(self) -> TribunalConfig:
         if self.auditor.name in {j.name for j in self.judges}:
             raise ValueError(f"auditor name {self.auditor.name!r} must differ from the judges' names")
+        return self
+
+    @model_validator(mode="after")
+    def _accounts_budgeted_together(self) -> TribunalConfig:
+        """Entries sharing an account never get more than the account's limits, together.
+
+        Whatever files the entries come from, the account's limits are the lowest any of its
+        entries states, and each entry gets its `budget_share` of them (recomputed identically
+        when the configuration is validated again, e.g. from run.json).
+        """
+        groups: dict[tuple[str, str, str], list[VendorConfig]] = {}
+        for v in self.vendors():
+            if v.adapter != "offline":
+                groups.setdefault(v.account(), []).append(v)
+        updates: dict[str, dict[str, Any]] = {}
+        for members in groups.values():
+            limits = {
+                "requests_per_minute": min(m.limits.requests_per_minute for m in members),
+                "tokens_per_minute": min(m.limits.tokens_per_minute for m in members),
+            }
+            total = sum(m.budget_share for m in members)
+            for m in members:
+                updates[m.name] = {
+                    "limits": m.limits.model_copy(update=limits),
+                    "account_fraction": m.budget_share / total,
+                }
+        # copies: the entries may be objects the caller still holds
+        self.judges = [j.model_copy(update=updates[j.name]) if j.name in updates else j for j in self.judges]
+        if self.auditor.name in updates:
+            self.auditor = self.auditor.model_copy(update=updates[self.auditor.name])
         return self
 
     def vendors(self) -> list[VendorConfig]:

@@ -23,21 +23,12 @@ if TYPE_CHECKING:
 
 
 def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> dict[str, RateLimits]:
-    """What each emulator enforces: the sum of the budgets of the vendors pointed at it
-    (the openai emulator serves the openai judge and the auditor)."""
+    """What each emulator enforces: one account's limits per vendor (the openai emulator serves
+    the openai judge and the auditor, which share them, as they share one key)."""
     from evalcore.emulators.serve import EMULATED_LIMITS  # the CLI's emulated mode: imported only here
 
     limits = limits or EMULATED_LIMITS
-    out: dict[str, RateLimits] = {}
-    for v in config.vendors():
-        if v.adapter == "offline":
-            continue
-        have = out.get(v.adapter)
-        out[v.adapter] = RateLimits(
-            requests_per_minute=limits.requests_per_minute + (have.requests_per_minute if have else 0),
-            tokens_per_minute=limits.tokens_per_minute + (have.tokens_per_minute if have else 0),
-        )
-    return out
+    return {v.adapter: limits for v in config.vendors() if v.adapter != "offline"}
 
 
 def load_personas(spec: str, config: TribunalConfig, benchmark: str, submissions: str) -> PersonaSet:
@@ -93,10 +84,15 @@ def vendor_mode(
     from evalcore.emulators import EmulatorConfig, OfflineResponder, ServerLimits
     from evalcore.emulators._set import start_in_thread
     from evalcore.emulators.serve import point_at_emulators
+    from evalcore.vendors.budget import VENDOR_BURST_S
 
     configs = {  # a bounded request log: the emulators live in the driver's process
         adapter: EmulatorConfig(
-            limits=ServerLimits(requests_per_minute=lim.requests_per_minute, tokens_per_minute=lim.tokens_per_minute),
+            limits=ServerLimits(
+                requests_per_minute=lim.requests_per_minute,
+                tokens_per_minute=lim.tokens_per_minute,
+                burst_s=VENDOR_BURST_S.get(adapter, 60.0),  # each emulator enforces as its vendor does
+            ),
             max_recorded=1000,
         )
         for adapter, lim in server_limits(config).items()

@@ -161,8 +161,9 @@ class FaultRates(BaseModel):
 
 
 class ServerLimits(BaseModel):
-    """Server-side limits, enforced as token buckets (capacity = the per-minute limit, refilled
-    continuously at limit/60 per second, as OpenAI and Anthropic document theirs).
+    """Server-side limits, enforced as token buckets refilled continuously at limit/60 per second
+    and holding `burst_s` seconds of it (60, the default: the whole minute, as Anthropic documents
+    its bucket; 1: OpenAI's per-second slices of a per-minute limit).
 
     A request is admitted if the request bucket holds >= 1 and the token bucket holds >= its
     estimated input tokens; it then takes 1 request and its input tokens, and its output tokens
@@ -174,6 +175,7 @@ class ServerLimits(BaseModel):
 
     requests_per_minute: int | None = Field(default=None, gt=0)
     tokens_per_minute: int | None = Field(default=None, gt=0)
+    burst_s: float = Field(default=60.0, gt=0, le=60, description="Seconds of refill a bucket holds.")
 
 
 class EmulatorConfig(BaseModel):

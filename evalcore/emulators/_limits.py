@@ -2,7 +2,10 @@
 
 Why token buckets: OpenAI and Anthropic both describe their limits as capacity refilled
 continuously, and the numbers they return (remaining, time until fully replenished, retry-after)
-fall straight out of a bucket. The clock is injectable so the arithmetic is tested without sleeping.
+fall straight out of a bucket. How much a bucket holds is per vendor (`ServerLimits.burst_s`):
+Anthropic's holds the whole minute; OpenAI enforces a per-minute limit in per-second slices, a
+bucket holding one second's worth. The clock is injectable so the arithmetic is tested without
+sleeping.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ _SLACK = 1e-3
 
 
 class TokenBucket:
-    """Capacity `per_minute`, refilled at per_minute/60 per second; `take` may go into debt."""
+    """Refilled at per_minute/60 per second, holding `burst_s` seconds of it (at least one unit);
+    `take` may go into debt."""
 
-    def __init__(self, per_minute: int, clock: Clock = time.monotonic) -> None:
-        self.capacity = float(per_minute)
+    def __init__(self, per_minute: int, clock: Clock = time.monotonic, burst_s: float = 60.0) -> None:
+        self.per_minute = per_minute
         self.rate = per_minute / 60.0
+        self.capacity = max(self.rate * burst_s, 1.0)
         self._clock = clock
         self._level = self.capacity
         self._at = clock()
@@ -81,8 +86,9 @@ class RateLimiter:
     def __init__(self, limits: ServerLimits, clock: Clock = time.monotonic) -> None:
         self.enforce_requests = limits.requests_per_minute is not None
         self.enforce_tokens = limits.tokens_per_minute is not None
-        self.requests = TokenBucket(limits.requests_per_minute or NOMINAL_REQUESTS_PER_MINUTE, clock)
-        self.tokens = TokenBucket(limits.tokens_per_minute or NOMINAL_TOKENS_PER_MINUTE, clock)
+        burst = limits.burst_s
+        self.requests = TokenBucket(limits.requests_per_minute or NOMINAL_REQUESTS_PER_MINUTE, clock, burst)
+        self.tokens = TokenBucket(limits.tokens_per_minute or NOMINAL_TOKENS_PER_MINUTE, clock, burst)
 
     def admit(self, input_tokens: int) -> Admission:
         """Admit a request costing 1 request and `input_tokens`, or say why not and until when."""
@@ -102,10 +108,10 @@ class RateLimiter:
     def snapshot(self) -> RateSnapshot:
         """The state to report in rate-limit headers."""
         return RateSnapshot(
-            requests_limit=int(self.requests.capacity),
+            requests_limit=self.requests.per_minute,
             requests_remaining=max(math.floor(self.requests.level()), 0),
             requests_reset_s=self.requests.reset_in(),
-            tokens_limit=int(self.tokens.capacity),
+            tokens_limit=self.tokens.per_minute,
             tokens_remaining=max(math.floor(self.tokens.level()), 0),
             tokens_reset_s=self.tokens.reset_in(),
         )

@@ -40,7 +40,9 @@ def emulated_config(
 
     Lists replace (not merge) in Tribunal's YAML layering, so the judges are written out whole;
     fields equal to their defaults are omitted. `limits`, when the emulators enforce limits, is
-    copied in so the sweep's rate budget matches the server.
+    copied into every entry as its account's limits: entries sharing an emulator (the openai judge
+    and the auditor) share one account and the configuration splits it between them
+    (`budget_share`), so together they are budgeted at the server's limit, never above.
     """
     cfg = base or load_config()
 
@@ -53,7 +55,9 @@ def emulated_config(
         update: dict[str, Any] = {"endpoint": endpoint, "api_key_env": KEY_ENV[v.adapter]}
         if limits is not None:
             update["limits"] = limits
-        out: dict[str, Any] = v.model_copy(update=update).model_dump(mode="json", exclude_defaults=True)
+        out: dict[str, Any] = v.model_copy(update=update).model_dump(
+            mode="json", exclude_defaults=True, exclude={"account_fraction"}
+        )
         return out
 
     return {"judges": [point(j) for j in cfg.judges], "auditor": point(cfg.auditor)}

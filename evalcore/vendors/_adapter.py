@@ -118,7 +118,7 @@ class AdapterBase(ABC, Generic[C]):
         self.name = cfg.name
         self.family = cfg.family
         self.model = cfg.model
-        self.budget = budget if budget is not None or self.is_offline else RateBudget.from_limits(cfg.limits)
+        self.budget = budget if budget is not None or self.is_offline else RateBudget.for_vendor(cfg)
         self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()
@@ -295,7 +295,14 @@ class AdapterBase(ABC, Generic[C]):
         estimate = self.estimate_tokens(request)
         started: float | None = None
         while True:
-            reservation = await self.budget.acquire(estimate) if self.budget is not None else None
+            # The wire slot first, then the budget: a call let through by the budget goes out at
+            # once (the budget's model bounds how long it takes to reach the vendor).
+            await self._gate.acquire()
+            try:
+                reservation = await self.budget.acquire(estimate) if self.budget is not None else None
+            except BaseException:
+                self._gate.release()
+                raise
             now = self._clock()
             started = now if started is None else started
             state.attempts += 1
@@ -306,23 +313,22 @@ class AdapterBase(ABC, Generic[C]):
             worst = worst_case_usd(self.cfg, request) if self.spend_guard is not None else 0.0
             attempt_cost = 0.0
             try:
-                async with self._gate:
-                    if self.spend_guard is not None and not (await self.spend_guard.reserve([worst]))[0]:
-                        if reservation is not None:
-                            reservation.settle(0)  # never sent
-                        return refusal(self.name, self.model, state.attempts - 1)
-                    try:
-                        result = await asyncio.wait_for(
-                            self._attempt(client, request, schema, timeout_s), timeout_s
-                        )
-                        attempt_cost = result.cost_usd if result.cost_usd is not None else self._price(result.usage)
-                    except BadOutput as exc:
-                        if exc.usage is not None:
-                            attempt_cost = exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
-                        raise
-                    finally:
-                        if self.spend_guard is not None:
-                            await asyncio.shield(self.spend_guard.settle(worst, attempt_cost))
+                if self.spend_guard is not None and not (await self.spend_guard.reserve([worst]))[0]:
+                    if reservation is not None:
+                        reservation.settle(0)  # never sent
+                    return refusal(self.name, self.model, state.attempts - 1)
+                try:
+                    result = await asyncio.wait_for(
+                        self._attempt(client, request, schema, timeout_s), timeout_s
+                    )
+                    attempt_cost = result.cost_usd if result.cost_usd is not None else self._price(result.usage)
+                except BadOutput as exc:
+                    if exc.usage is not None:
+                        attempt_cost = exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
+                    raise
+                finally:
+                    if self.spend_guard is not None:
+                        await asyncio.shield(self.spend_guard.settle(worst, attempt_cost))
             except asyncio.CancelledError:
                 if reservation is not None:
                     reservation.settle(None)
@@ -337,6 +343,8 @@ class AdapterBase(ABC, Generic[C]):
                         counted = exc.usage.input_tokens + exc.usage.output_tokens
                         billed = _add(billed, exc.usage)
                         cost += exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
+            finally:
+                self._gate.release()
             if failure is None:
                 if reservation is not None:
                     reservation.settle(result.usage.input_tokens + result.usage.output_tokens)

@@ -1,21 +1,36 @@
-"""A per-vendor rate budget (requests and tokens per window) shared by every caller in a process.
+"""A per-vendor rate budget (requests and tokens per minute) shared by every caller in a process.
 
-Why this shape. A vendor counts what it receives in a sliding window (a minute); a request
-reaches the server some time between the moment we let it go and the moment its answer comes
-back. So a request *occupies* the budget from its grant until one window after its completion:
-with that rule, any server window can only contain requests that were all occupying the budget
-at the moment the last of them was granted, so the server never counts more than the budget's
-cap, whatever the network latency (exact, not a hopeful margin). Tokens work the same way: the
-estimate is held while in flight and reconciled with the real usage when the call settles.
+Two models of a vendor's limit, chosen per vendor entry (`RateLimits.algorithm`):
 
-On top of the window, a small pacing bucket (one second's worth of the rate, starting full)
-spreads a burst out: vendors that enforce a per-minute limit in per-second slices (OpenAI does)
-would otherwise reject a burst the size of the whole minute. A 429 pauses everyone until its
-retry-after and halves the rate for one window; headers saying a limit is exhausted pause
-everyone until its reset. Waiting is on an event with a timeout (no busy wait), FIFO through a
-lock so a large request is not starved by small ones.
+* **Token bucket** (the default; how OpenAI and Anthropic describe their limits): a bucket of
+  capacity `burst_s` seconds' worth of the rate, starting full, refilled continuously at limit/60
+  per second. Anthropic's bucket holds the whole minute; OpenAI enforces a per-minute limit in
+  per-second slices, so its bucket holds one second (`VENDOR_BURST_S`). The budget keeps the same
+  buckets, but charges a call to them at the latest moment it can have reached the vendor — its
+  completion, or `arrival_s` after it was let through if that is earlier — and counts the calls
+  not charged yet as charged already: a call may go when `level - pending >= 1` (tokens alike).
+  Whenever the vendor actually received each call within that span, its bucket is never emptier
+  than ours, so no call is refused (exact, not a hopeful margin), and the steady state runs at
+  the full rate whatever the latency (slow reasoning models included). The initial allowance (a
+  full bucket) is used.
+  Headers are the truth when present: a reported `remaining` below what the model expects (some
+  other client on the same key, a previous run) lowers the model to it; a 429 empties it and
+  pauses everyone until its retry-after.
+* **Sliding window** (`algorithm: sliding_window`), for a vendor that counts a strict window: a
+  request *occupies* the budget from its grant until one window after its completion; any server
+  window then only contains requests that were all occupying the budget at the moment the last of
+  them was granted, so the server never counts more than the cap, whatever the latency. A small
+  pacing bucket (one second's worth of the rate) spreads bursts out. A 429 pauses everyone and
+  halves the rate for a window; headers saying a limit is exhausted pause until its reset.
 
-The pure bookkeeping (`_Ledger`) takes `now` explicitly, so tests drive it with a fake clock.
+Entries sharing one account (same adapter, endpoint and key; the OpenAI judge and the auditor)
+get a fraction of the account's limits each (`VendorConfig.account_fraction`, computed by the
+configuration from `budget_share`): the sum of token-bucket-constrained flows is constrained by
+the sum of the buckets, so together they stay within the account's limit.
+
+Waiting is on an event with a timeout (no busy wait), FIFO through a lock so a large request is
+not starved by small ones. The pure bookkeeping (`_BucketLedger`, `_Ledger`) takes `now`
+explicitly, so tests drive it with a fake clock.
 """
 
 from __future__ import annotations
@@ -26,16 +41,164 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
 
-from evalcore.config import RateLimits
+from evalcore.config import RateLimits, VendorConfig
 
 INF = math.inf
 _MARGIN_S = 1e-6  # keeps "one window after" strictly after, whatever float rounding does
+_EPS = 1e-9  # a bucket level this close to what is needed is enough (float rounding of refills)
+_MIN_WAIT_S = 1e-6  # a positive wait always moves the clock (a float step of zero would spin)
+
+#: Seconds of refill a vendor's bucket holds, as each vendor enforces its limits (used when a
+#: vendor entry does not set `limits.burst_s`): OpenAI slices a per-minute limit per second;
+#: Anthropic documents a bucket holding the whole minute; xAI is taken to do the same.
+VENDOR_BURST_S: dict[str, float] = {"openai": 1.0, "anthropic": 60.0, "xai": 60.0}
+
+#: Seconds within which a call let through has reached the vendor (connecting and uploading the
+#: prompt; the model's thinking comes after): the token-bucket model's one assumption.
+ARRIVAL_S = 0.5
+
+Algorithm = Literal["token_bucket", "sliding_window"]
+
+
+class _LedgerLike(Protocol):
+    inflight: dict[int, int]
+
+    def advance(self, now: float) -> None: ...
+    def wait_s(self, now: float, tokens: int) -> float: ...
+    def grant(self, tokens: int) -> int: ...
+    def settle(self, rid: int, now: float, tokens: int | None) -> None: ...
+    def rate_limited(self, now: float, retry_after_s: float | None) -> None: ...
+
+
+class _BucketLedger:
+    """The vendor's token buckets; a call is charged when it can first have reached the vendor.
+
+    A granted call reaches the vendor at the latest when it completes, and — the one assumption —
+    no later than `arrival_s` after its grant (the time to connect and upload; the model's
+    thinking time comes after). It is charged to the buckets at the earlier of the two; until
+    then it is *pending* and counted as if charged already: a call may go when
+    `level - pending >= 1` (tokens alike, with the estimate; usage above it is charged when the
+    call settles). Why this is exact: the vendor's bucket at time t holds the minimum over s of
+    `C + r (t - s) - arrivals in (s, t]`; every call that can arrive in (s, t] was granted before
+    t and is charged after s, so it is either pending now or charged after s — both counted here,
+    in the same minimum.
+    """
+
+    def __init__(
+        self,
+        requests_cap: float,
+        tokens_cap: float,
+        window_s: float,
+        burst_s: float,
+        now: float,
+        arrival_s: float = INF,
+    ) -> None:
+        self.req_rate = requests_cap / window_s
+        self.tok_rate = tokens_cap / window_s
+        self.req_capacity = max(1.0, self.req_rate * burst_s)
+        self.tok_capacity = max(1.0, self.tok_rate * burst_s)
+        self.window_s = window_s
+        self.arrival_s = arrival_s
+        self.req_level = self.req_capacity  # a vendor's bucket starts full: use the initial allowance
+        self.tok_level = self.tok_capacity
+        self.inflight: dict[int, int] = {}  # every call not settled yet: rid -> estimated tokens
+        self.pending: dict[int, float] = {}  # not charged yet: rid -> grant time (insertion order = time)
+        self.pending_tokens = 0
+        self.paused_until = -INF
+        self._at = now
+        self._next_id = 0
+
+    def _refill(self, now: float) -> None:
+        dt = max(now - self._at, 0.0)
+        self._at = max(now, self._at)
+        self.req_level = min(self.req_capacity, self.req_level + dt * self.req_rate)
+        self.tok_level = min(self.tok_capacity, self.tok_level + dt * self.tok_rate)
+
+    def _charge(self, rid: int) -> None:
+        del self.pending[rid]
+        estimate = self.inflight[rid]
+        self.pending_tokens -= estimate
+        self.req_level -= 1.0
+        self.tok_level -= estimate
+
+    def advance(self, now: float) -> None:
+        """Refill up to `now`, charging on the way the calls that have surely reached the vendor."""
+        if self.arrival_s != INF:
+            while self.pending:
+                rid, granted = next(iter(self.pending.items()))
+                due = granted + self.arrival_s
+                if due > now:
+                    break
+                self._refill(due)
+                self._charge(rid)
+        self._refill(now)
+
+    def wait_s(self, now: float, tokens: int) -> float:
+        """Seconds until a request of `tokens` may go (0 = now; INF = after some call settles)."""
+        self.advance(now)
+        if now < self.paused_until:
+            return self.paused_until - now
+        waits = [0.0]
+        need = len(self.pending) + 1.0
+        if need > self.req_capacity + _EPS:
+            waits.append(self._until_charged(now))
+        elif self.req_level < need - _EPS:
+            waits.append(max((need - self.req_level) / self.req_rate, _MIN_WAIT_S))
+        # a request larger than the whole bucket goes alone, once the bucket is full (the server's rule)
+        need_tokens = self.pending_tokens + min(float(tokens), self.tok_capacity)
+        if need_tokens > self.tok_capacity + _EPS:
+            waits.append(self._until_charged(now))
+        elif self.tok_level < need_tokens - _EPS:
+            waits.append(max((need_tokens - self.tok_level) / self.tok_rate, _MIN_WAIT_S))
+        return max(waits)
+
+    def _until_charged(self, now: float) -> float:
+        """More is pending than the bucket holds: wait for the oldest to be charged (or settle)."""
+        if not self.pending or self.arrival_s == INF:
+            return INF
+        return max(next(iter(self.pending.values())) + self.arrival_s - now, _MIN_WAIT_S)
+
+    def grant(self, tokens: int) -> int:
+        """Take the slot (call only right after `wait_s` returned 0 for the same `now`)."""
+        self._next_id += 1
+        self.inflight[self._next_id] = tokens
+        self.pending[self._next_id] = self._at
+        self.pending_tokens += tokens
+        return self._next_id
+
+    def settle(self, rid: int, now: float, tokens: int | None) -> None:
+        """The call ended: charge it now if it was still pending, and reconcile its tokens."""
+        if rid not in self.inflight:
+            return
+        self.advance(now)
+        if rid in self.pending:
+            self._charge(rid)
+        estimate = self.inflight.pop(rid)
+        # More than estimated is charged too; less is not given back: the vendor may have had a
+        # full bucket meanwhile (refill it could not hold), and OpenAI counts the estimate itself.
+        if tokens is not None and tokens > estimate:
+            self.tok_level -= tokens - estimate
+
+    def rate_limited(self, now: float, retry_after_s: float | None) -> None:
+        """A 429: the server's bucket is empty (our model was wrong); wait out its retry-after."""
+        self.advance(now)
+        pause = retry_after_s if retry_after_s is not None else self.window_s / 60.0
+        self.paused_until = max(self.paused_until, now + pause)
+        self.req_level = min(self.req_level, float(len(self.pending)))
+
+    def observe(self, now: float, remaining_requests: int | None, remaining_tokens: int | None) -> None:
+        """The server's count is the truth: never believe in more than it says is left."""
+        self.advance(now)
+        if remaining_requests is not None:
+            self.req_level = min(self.req_level, remaining_requests + float(len(self.pending)))
+        if remaining_tokens is not None:
+            self.tok_level = min(self.tok_level, remaining_tokens + float(self.pending_tokens))
 
 
 class _Ledger:
-    """The budget's state and arithmetic, with time passed in (no asyncio, no clock)."""
+    """The sliding-window budget's state and arithmetic, with time passed in (no asyncio, no clock)."""
 
     def __init__(
         self,
@@ -191,10 +354,14 @@ class Reservation:
 class RateBudget:
     """Requests and tokens per window (a minute) for one vendor, shared by all its callers.
 
-    `safety` keeps the budget a little under the published limits (the vendor's own counting
-    is not ours). Use one instance per vendor per process (the Ray layer: one per vendor actor).
-    `clock` (and `sleep`, which must advance that clock) are injectable for tests; by default
-    waits are on an event with a timeout, so a settling call wakes the head of the queue early.
+    `algorithm` picks the model of the vendor's limit (module doc); `burst_s` is the bucket's
+    capacity in seconds of refill (token bucket; default the whole window) or the pacing
+    bucket's (sliding window; default a sixtieth of the window); `arrival_s` bounds the time a
+    call takes to reach the vendor after it is let through (token bucket; real seconds). `safety` < 1 keeps the budget
+    under the published limits for a key shared with clients we cannot see. Use one instance per
+    vendor entry per process (the Ray layer: one per vendor actor). `clock` (and `sleep`, which
+    must advance that clock) are injectable for tests; by default waits are on an event with a
+    timeout, so a settling call wakes the head of the queue early.
     """
 
     def __init__(
@@ -202,9 +369,11 @@ class RateBudget:
         requests_per_minute: float,
         tokens_per_minute: float,
         *,
-        safety: float = 0.95,
+        safety: float = 1.0,
         window_s: float = 60.0,
         burst_s: float | None = None,
+        algorithm: Algorithm = "token_bucket",
+        arrival_s: float = ARRIVAL_S,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
@@ -214,27 +383,52 @@ class RateBudget:
         self.tokens_per_minute = tokens_per_minute
         self.safety = safety
         self.window_s = window_s
+        self.algorithm = algorithm
         self._clock = clock
         self._sleep = sleep
-        # the pacing bucket holds one second's worth of a minute (scaled with a shorter window)
-        burst = window_s / 60.0 if burst_s is None else burst_s
-        self._ledger = _Ledger(
-            requests_per_minute * safety, tokens_per_minute * safety, window_s, burst, clock()
-        )
+        rpm, tpm = requests_per_minute * safety, tokens_per_minute * safety
+        self._ledger: _LedgerLike
+        if algorithm == "token_bucket":
+            burst = window_s if burst_s is None else burst_s
+            self._ledger = _BucketLedger(rpm, tpm, window_s, burst, clock(), arrival_s=arrival_s)
+        else:
+            # the pacing bucket holds one second's worth of a minute (scaled with a shorter window)
+            pace = window_s / 60.0 if burst_s is None else burst_s
+            self._ledger = _Ledger(rpm, tpm, window_s, pace, clock())
         self.stats = BudgetStats()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = asyncio.Lock()
         self._changed = asyncio.Event()
 
     @classmethod
-    def from_limits(cls, limits: RateLimits, **kwargs: Any) -> RateBudget:
-        """The budget for a vendor's configured limits."""
-        return cls(limits.requests_per_minute, limits.tokens_per_minute, **kwargs)
+    def from_limits(
+        cls, limits: RateLimits, *, adapter: str | None = None, fraction: float = 1.0, **kwargs: Any
+    ) -> RateBudget:
+        """The budget for a vendor's configured limits (`fraction` of them: a shared account).
+
+        The bucket's capacity is `limits.burst_s`, else the vendor's (`VENDOR_BURST_S`), in
+        seconds of a minute, scaled to `window_s` when a test or benchmark shortens the minute.
+        """
+        window_s = float(kwargs.get("window_s", 60.0))
+        if "burst_s" not in kwargs and limits.algorithm == "token_bucket":
+            burst = limits.burst_s or VENDOR_BURST_S.get(adapter or "", 60.0)
+            kwargs["burst_s"] = burst / 60.0 * window_s
+        return cls(
+            limits.requests_per_minute * fraction,
+            limits.tokens_per_minute * fraction,
+            algorithm=limits.algorithm,
+            **kwargs,
+        )
+
+    @classmethod
+    def for_vendor(cls, cfg: VendorConfig, **kwargs: Any) -> RateBudget:
+        """The budget of one vendor entry: its share of its account's limits, its vendor's bucket."""
+        return cls.from_limits(cfg.limits, adapter=cfg.adapter, fraction=cfg.account_fraction, **kwargs)
 
     def __repr__(self) -> str:
         return (
             f"RateBudget(rpm={self.requests_per_minute}, tpm={self.tokens_per_minute}, "
-            f"safety={self.safety}, window_s={self.window_s})"
+            f"safety={self.safety}, window_s={self.window_s}, algorithm={self.algorithm})"
         )
 
     def _primitives(self) -> tuple[asyncio.Lock, asyncio.Event]:
@@ -290,24 +484,33 @@ class RateBudget:
         limit_requests: int | None = None,
         limit_tokens: int | None = None,
     ) -> None:
-        """Respect the server's own count: an exhausted limit pauses everyone.
+        """Respect the server's own count.
 
-        Vendors report "reset" as the time until the limit is *fully* replenished; with the
-        limit known, the pause is the time for one unit to come back at that refill rate
-        (pausing for the full reset would stall a budget that runs close to its limit). A 429
-        and its retry-after remain the ground truth if the hint was too short.
+        Token bucket: `remaining` is the server's bucket after this answer; the model never
+        believes in more than that (plus what is still in flight, which the server may not have
+        counted yet). Sliding window: an exhausted limit pauses everyone for the time one unit
+        takes to come back ("reset" is the time until the limit is *fully* replenished; pausing
+        for the full reset would stall a budget that runs close to its limit). Either way, a 429
+        and its retry-after remain the ground truth if a hint was wrong.
         """
         now = self._clock()
+        if any(r is not None and r <= 0 for r in (remaining_requests, remaining_tokens)):
+            self.stats.exhausted += 1
+        ledger = self._ledger
+        if isinstance(ledger, _BucketLedger):
+            ledger.observe(now, remaining_requests, remaining_tokens)
+            return
+        if not isinstance(ledger, _Ledger):
+            return
         for remaining, limit, reset in (
             (remaining_requests, limit_requests, reset_s),
             (remaining_tokens, limit_tokens, reset_tokens_s if reset_tokens_s is not None else reset_s),
         ):
             if remaining is None or remaining > 0:
                 continue
-            self.stats.exhausted += 1
             if reset is not None and limit is not None and limit > 0:
                 reset = reset / max(limit - remaining, 1)
-            self._ledger.exhausted(now, reset)
+            ledger.exhausted(now, reset)
 
     @property
     def in_flight(self) -> int:

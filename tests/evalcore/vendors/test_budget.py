@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.vendors.budget import INF, RateBudget, _Ledger
+from evalcore.emulators import ServerLimits
+from evalcore.emulators._limits import RateLimiter
+from evalcore.vendors.budget import INF, RateBudget, _BucketLedger, _Ledger
 
 
-def _simulate(ledger: _Ledger, calls: list[tuple[int, int, float, float]]) -> list[tuple[float, int]]:
+def _simulate(ledger: _Ledger | _BucketLedger, calls: list[tuple[int, int, float, float]]) -> list[tuple[float, int]]:
     """Event-driven run of calls (estimate, actual, latency, arrival fraction) through a ledger.
 
     Returns the server-side arrivals (time, tokens): each call reaches the server somewhere
@@ -103,9 +105,9 @@ def test_a_request_larger_than_the_whole_cap_waits_for_an_empty_window_then_goes
     assert ledger.wait_s(60.001, 5000) == 0
 
 
-def test_429_pauses_everyone_until_retry_after_and_halves_the_rate_for_a_window() -> None:
+def test_sliding_window_429_pauses_everyone_until_retry_after_and_halves_the_rate_for_a_window() -> None:
     t = [0.0]
-    budget = RateBudget(600, 10**9, safety=1.0, clock=lambda: t[0])
+    budget = RateBudget(600, 10**9, safety=1.0, algorithm="sliding_window", clock=lambda: t[0])
     budget.on_rate_limited(2.5)
     assert budget._ledger.wait_s(0.0, 1) == pytest.approx(2.5)
     assert budget._ledger._req_rate() == pytest.approx(5.0)  # 600/min halved
@@ -117,9 +119,9 @@ def test_429_pauses_everyone_until_retry_after_and_halves_the_rate_for_a_window(
     assert budget.stats.rate_limited == 2
 
 
-def test_exhausted_headers_pause_for_one_unit_of_refill_not_the_full_reset() -> None:
+def test_sliding_window_exhausted_headers_pause_for_one_unit_of_refill_not_the_full_reset() -> None:
     t = [0.0]
-    budget = RateBudget(600, 10**9, clock=lambda: t[0])
+    budget = RateBudget(600, 10**9, algorithm="sliding_window", clock=lambda: t[0])
     budget.observe_headers(remaining_requests=0, reset_s=60.0, limit_requests=600)
     assert budget._ledger.wait_s(0.0, 1) == pytest.approx(0.1)
     budget.observe_headers(remaining_requests=5, remaining_tokens=100, reset_s=60.0)
@@ -127,7 +129,7 @@ def test_exhausted_headers_pause_for_one_unit_of_refill_not_the_full_reset() -> 
 
 
 async def test_a_waiting_call_is_released_one_window_after_the_first_settles() -> None:
-    budget = RateBudget(1, 10**6, safety=1.0, window_s=0.05, burst_s=1.0)
+    budget = RateBudget(1, 10**6, safety=1.0, window_s=0.05, burst_s=1.0, algorithm="sliding_window")
     first = await budget.acquire(1)
     second = asyncio.ensure_future(budget.acquire(1))
     await asyncio.sleep(0)
@@ -140,7 +142,7 @@ async def test_a_waiting_call_is_released_one_window_after_the_first_settles() -
 
 
 async def test_acquire_is_fifo_so_a_large_request_is_not_starved() -> None:
-    budget = RateBudget(1000, 1000, safety=1.0, window_s=0.05, burst_s=1.0)
+    budget = RateBudget(1000, 1000, safety=1.0, window_s=0.05, burst_s=1.0, algorithm="sliding_window")
     held = await budget.acquire(900)
     order: list[str] = []
 
@@ -159,7 +161,7 @@ async def test_acquire_is_fifo_so_a_large_request_is_not_starved() -> None:
 
 
 async def test_waiting_does_not_busy_loop() -> None:
-    budget = RateBudget(1, 10**6, safety=1.0, window_s=0.2, burst_s=1.0)
+    budget = RateBudget(1, 10**6, safety=1.0, window_s=0.2, burst_s=1.0, algorithm="sliding_window")
     calls = 0
     real = budget._ledger.wait_s
 
@@ -187,11 +189,127 @@ def test_a_budget_can_be_used_from_successive_event_loops() -> None:
 
 def test_settling_twice_is_ignored() -> None:
     async def go() -> RateBudget:
-        budget = RateBudget(6000, 10**6)
+        budget = RateBudget(6000, 10**6, clock=lambda: 0.0)
         r = await budget.acquire(10)
         r.settle(5)
         r.settle(500)
         return budget
 
     budget = asyncio.run(go())
-    assert budget._ledger.done_tokens == 5 and budget.in_flight == 0
+    ledger = budget._ledger
+    assert isinstance(ledger, _BucketLedger)
+    # the estimate stays charged (the vendor may have had a full bucket meanwhile), once
+    assert ledger.tok_level == pytest.approx(10**6 - 10) and ledger.req_level == pytest.approx(6000 - 1)
+    assert budget.in_flight == 0
+
+
+# -- token bucket (the default): the vendor's own buckets, charged at completion ----------------
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rpm=st.integers(min_value=1, max_value=40),
+    tpm=st.integers(min_value=200, max_value=5000),
+    burst_s=st.sampled_from([1.0, 7.5, 60.0]),
+    calls=st.lists(
+        st.tuples(
+            st.integers(min_value=1, max_value=300),
+            st.floats(min_value=0, max_value=1),
+            st.floats(min_value=0, max_value=90),
+            st.floats(min_value=0, max_value=1),
+        ),
+        min_size=1,
+        max_size=50,
+    ),
+    arrival_s=st.sampled_from([0.1, 0.5, INF]),
+)
+def test_the_vendors_token_bucket_never_refuses_a_request_whenever_it_arrives_in_flight(
+    rpm: int, tpm: int, burst_s: float, calls: list[tuple[int, float, float, float]], arrival_s: float
+) -> None:
+    """The emulator's own limiter (the vendor's bucket) admits every arrival the budget let go,
+    each arriving anywhere between its grant and min(completion, grant + arrival_s), at
+    latencies up to 90 s."""
+    ledger = _BucketLedger(rpm, tpm, 60.0, burst_s, now=0.0, arrival_s=arrival_s)
+    run = [
+        (est, math.floor(est * share), latency, frac * min(1.0, arrival_s / latency) if latency > 0 else frac)
+        for est, share, latency, frac in calls
+    ]
+    arrivals = _simulate(ledger, run)
+    now = [0.0]
+    server = RateLimiter(
+        ServerLimits(requests_per_minute=rpm, tokens_per_minute=tpm, burst_s=burst_s), clock=lambda: now[0]
+    )
+    for at, tokens in arrivals:
+        now[0] = at
+        assert server.admit(tokens).admitted
+
+
+def _steady_state(latency_s: float, rpm: int = 600, burst_s: float = 60.0, minutes: int = 10) -> float:
+    """Requests per minute the budget lets through with an endless backlog at a fixed latency,
+    after the first minute (the initial allowance left out): event-driven, on a fake clock."""
+    ledger = _BucketLedger(rpm, 10**12, 60.0, burst_s, now=0.0, arrival_s=0.5)
+    t, inflight, granted_after = 0.0, [], 0
+    end = 60.0 * minutes
+    while t < end:
+        while (wait := ledger.wait_s(t, 100)) == 0:
+            inflight.append((t + latency_s, ledger.grant(100)))
+            granted_after += t >= 60.0
+        t = min(min(s for s, _ in inflight) if inflight else INF, t + wait)
+        for item in [i for i in inflight if i[0] <= t]:
+            inflight.remove(item)
+            ledger.settle(item[1], t, 100)
+    return granted_after / (minutes - 1)
+
+
+@pytest.mark.parametrize("latency_s", [0.2, 1.0, 5.0, 30.0])
+@pytest.mark.parametrize("burst_s", [1.0, 60.0])
+def test_the_steady_state_reaches_the_whole_limit_at_latencies_up_to_30_s(latency_s: float, burst_s: float) -> None:
+    assert _steady_state(latency_s, burst_s=burst_s) >= 0.99 * 600
+
+
+def test_a_fresh_token_bucket_budget_uses_the_initial_allowance_of_its_vendor() -> None:
+    for burst_s, expected in ((60.0, 600), (1.0, 10)):  # Anthropic: the whole minute; OpenAI: one second
+        ledger = _BucketLedger(600, 10**9, 60.0, burst_s, now=0.0)
+        granted = 0
+        while ledger.wait_s(0.0, 10) == 0:
+            ledger.grant(10)
+            granted += 1
+        assert granted == expected
+        assert ledger.wait_s(0.0, 10) == INF  # the bucket is spoken for until a call settles
+
+
+def test_remaining_headers_below_the_model_lower_it_to_the_servers_count() -> None:
+    t = [0.0]
+    budget = RateBudget(600, 10**9, clock=lambda: t[0])
+    (budget._ledger.grant(1), budget._ledger.grant(1))  # two calls in flight
+    budget.observe_headers(remaining_requests=3, remaining_tokens=10**6)  # another client used the rest
+    ledger = budget._ledger
+    assert isinstance(ledger, _BucketLedger)
+    for _ in range(3):
+        assert ledger.wait_s(0.0, 1) == 0
+        ledger.grant(1)
+    assert ledger.wait_s(0.0, 1) == pytest.approx(0.1)  # one request refills in 60/600 s
+    budget.observe_headers(remaining_requests=10_000)  # more than the model: never raises it
+    assert ledger.wait_s(0.0, 1) == pytest.approx(0.1)
+
+
+def test_token_bucket_429_empties_the_model_and_pauses_until_retry_after() -> None:
+    t = [0.0]
+    budget = RateBudget(600, 10**9, clock=lambda: t[0])
+    budget.on_rate_limited(2.0)
+    assert budget._ledger.wait_s(0.0, 1) == pytest.approx(2.0)
+    t[0] = 2.0
+    assert budget._ledger.wait_s(2.0, 1) == 0  # 2 s of refill at 10/s: it goes again
+
+
+def test_from_limits_uses_the_vendors_bucket_and_the_entrys_share_of_its_account() -> None:
+    from evalcore.config import RateLimits
+
+    limits = RateLimits(requests_per_minute=600, tokens_per_minute=60_000)
+    openai = RateBudget.from_limits(limits, adapter="openai", fraction=2 / 3)
+    anthropic = RateBudget.from_limits(limits, adapter="anthropic")
+    window = RateBudget.from_limits(limits.model_copy(update={"algorithm": "sliding_window"}))
+    assert isinstance(openai._ledger, _BucketLedger) and isinstance(anthropic._ledger, _BucketLedger)
+    assert openai._ledger.req_rate == pytest.approx(400 / 60) and openai._ledger.req_capacity == pytest.approx(400 / 60)
+    assert anthropic._ledger.req_capacity == pytest.approx(600) and anthropic._ledger.tok_capacity == pytest.approx(60_000)
+    assert isinstance(window._ledger, _Ledger)
