@@ -1,0 +1,173 @@
+"""Steady-state use of a vendor's limit through the rate budget, at latencies from 0.2 to 30 s.
+
+Done-when (issue 15, item 1): the steady state reaches >= 0.97 of the binding limit with <= 1 %
+of the requests answered 429, at latencies from 0.2 to 30 s, and a run uses the vendor's initial
+allowance. Each run sends an endless backlog of calls through one adapter (the real SDK client)
+and its budget to the vendor's emulator, which enforces the limit as the vendor does (a bucket
+holding the whole minute for Anthropic and xAI, per-second slices for OpenAI). Counted on the
+server: requests admitted per second after the first minute (the initial allowance left out) as
+a share of the limit, the share of requests answered 429, and what the first minute admitted.
+
+Time is compressed so the sweep of latencies runs in minutes: the emulator's clock runs
+60/--window times faster (its "minute" lasts --window real seconds), latencies and the budget's
+window and arrival bound are scaled the same way. `--compare` also runs the previous budget (a
+strict sliding window at 95 % of the limit) on the same workload.
+
+    .venv/bin/python benchmarks/steady_state.py [--vendors openai,anthropic] [--latencies 0.2,1,5,30]
+        [--rpm 600] [--window 6] [--minutes 4] [--compare] [--out benchmarks/results/steady_state.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from evalcore.config import VendorConfig  # noqa: E402
+from evalcore.emulators import (  # noqa: E402
+    AnthropicEmulator,
+    EmulatorConfig,
+    FixedLatency,
+    OpenAIEmulator,
+    ServerLimits,
+    StaticResponder,
+    XAIEmulator,
+)
+from evalcore.emulators._limits import RateLimiter  # noqa: E402
+from evalcore.prompts import render_rubric  # noqa: E402
+from evalcore.schema import Criterion, Deliverable, RubricAnswer  # noqa: E402
+from evalcore.vendors.budget import ARRIVAL_S, VENDOR_BURST_S, RateBudget  # noqa: E402
+from evalcore.vendors.registry import create_vendor  # noqa: E402
+
+EMULATORS: dict[str, Any] = {"openai": OpenAIEmulator, "anthropic": AnthropicEmulator, "xai": XAIEmulator}
+ENV = "TRIBUNAL_BENCH_STEADY_KEY"
+TPM = 10**9  # tokens are not the binding limit here: the request limit is measured
+
+
+async def run(vendor: str, latency_s: float, rpm: int, window: float, minutes: float, algorithm: str) -> dict[str, Any]:
+    scale = window / 60.0  # real seconds per vendor second
+    burst_s = VENDOR_BURST_S[vendor]
+    limits = ServerLimits(requests_per_minute=rpm, tokens_per_minute=TPM, burst_s=burst_s)
+    emu = EMULATORS[vendor](
+        EmulatorConfig(limits=limits, latency=FixedLatency(latency_s * scale), max_recorded=10),
+        responder=StaticResponder({"verdict": "pass", "reasoning": "ok"}),
+    )
+    start = time.monotonic()
+    emu.engine.limiter = RateLimiter(limits, clock=lambda: start + (time.monotonic() - start) / scale)
+    async with emu:
+        endpoint = f"http://{emu.host}" if vendor == "xai" else emu.base_url
+        cfg = VendorConfig.model_validate(
+            dict(
+                adapter=vendor,
+                name=vendor,
+                family=vendor,
+                model=f"{vendor}-bench",
+                endpoint=endpoint,
+                api_key_env=ENV,
+                max_output_tokens=300,
+                timeout_s=max(120.0, 4 * latency_s * scale),
+                max_in_flight=2000,
+                retry={"max_attempts": 6, "base_delay_s": 0.001 * 60 * scale, "max_delay_s": 1.0},
+            )
+        )
+        if algorithm == "token_bucket":
+            budget = RateBudget(rpm, TPM, window_s=window, burst_s=burst_s * scale, arrival_s=ARRIVAL_S * scale)
+        else:  # the previous budget: a strict sliding window at 95 % of the limit
+            budget = RateBudget(rpm, TPM, window_s=window, safety=0.95, algorithm="sliding_window")
+        rate = rpm / window  # requests per real second
+        duration = window * minutes
+        n = int(rpm * (minutes + 1) * 1.2)
+        request = render_rubric(
+            task_id="t",
+            instructions="Assess the memo.",
+            criterion=Criterion(id="C-0001", title="Cure period", match_criteria="PASS if 30 days."),
+            deliverables=[Deliverable(name="memo", text="The cure period is 30 days.")],
+            boundary="cd" * 8,
+        ).request_for(cfg)
+        v = create_vendor(cfg, budget=budget)
+
+        def admitted() -> int:
+            s = emu.stats
+            return s.requests - s.rate_limited
+
+        work = asyncio.gather(*(v.complete(request, RubricAnswer) for _ in range(n)), return_exceptions=True)
+        t0 = time.monotonic()
+        await asyncio.sleep(window)
+        first_minute = admitted()
+        await asyncio.sleep(duration - window)
+        t_end, last = time.monotonic(), admitted()
+        work.cancel()
+        try:
+            await work
+        except asyncio.CancelledError:
+            pass
+        stats = emu.stats
+        await v.aclose()
+    steady = (last - first_minute) / ((t_end - t0 - window) * rate)
+    return {
+        "vendor": vendor,
+        "budget": algorithm,
+        "latency_s": latency_s,
+        "limit_rpm": rpm,
+        "bucket_s": burst_s,
+        "first_minute_admitted": first_minute,
+        "first_minute_share_of_rpm": round(first_minute / rpm, 3),
+        "steady_share_of_limit": round(steady, 4),
+        "server_requests": stats.requests,
+        "server_429s": stats.rate_limited,
+        "share_429": round(stats.rate_limited / max(stats.requests, 1), 4),
+        "budget_429s_seen": budget.stats.rate_limited,
+    }
+
+
+def main() -> None:
+    logging.getLogger("evalcore.vendors").setLevel(logging.ERROR)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--vendors", default="openai,anthropic,xai")
+    ap.add_argument("--latencies", default="0.2,1,5,30", help="vendor seconds (scaled like the minute)")
+    ap.add_argument("--rpm", type=int, default=600)
+    ap.add_argument("--window", type=float, default=6.0, help="real seconds in the emulator's minute")
+    ap.add_argument("--minutes", type=float, default=4.0, help="emulated minutes per run (the first is the burst)")
+    ap.add_argument("--compare", action="store_true", help="also run the previous sliding-window budget")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "steady_state.json"))
+    args = ap.parse_args()
+    os.environ.setdefault(ENV, "bench-key")
+    results = []
+    algorithms = ("token_bucket", "sliding_window") if args.compare else ("token_bucket",)
+    for vendor in args.vendors.split(","):
+        for latency in (float(x) for x in args.latencies.split(",")):
+            for algorithm in algorithms:
+                r = asyncio.run(run(vendor, latency, args.rpm, args.window, args.minutes, algorithm))
+                results.append(r)
+                print(
+                    f"{vendor:9} {algorithm:14} latency {latency:5.1f}s: steady {r['steady_share_of_limit']:.3f} "
+                    f"of the limit, 429s {r['server_429s']} ({r['share_429']:.2%}), first minute "
+                    f"{r['first_minute_admitted']} admitted",
+                    flush=True,
+                )
+    ours = [r for r in results if r["budget"] == "token_bucket"]
+    report = {
+        "benchmark": "steady_state",
+        "command": "python benchmarks/steady_state.py " + " ".join(sys.argv[1:]),
+        "settings": {k: getattr(args, k) for k in ("vendors", "latencies", "rpm", "window", "minutes")},
+        "target": "steady state >= 0.97 of the limit with <= 1 % 429s at every latency",
+        "met": all(r["steady_share_of_limit"] >= 0.97 and r["share_429"] <= 0.01 for r in ours),
+        "results": results,
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    print(f"target met: {report['met']}  -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
