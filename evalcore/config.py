@@ -121,7 +121,7 @@ class VendorConfig(_Strict):
 
     adapter: str = Field(
         description="Name of a registered adapter (evalcore.vendors.registry): openai, anthropic, xai, offline, "
-        "or any adapter registered with `@register(name)`."
+        "zero, or any adapter registered with `@register(name)`."
     )
     name: str = Field(description="Name of this judge in tables (usually the vendor).")
     family: str = Field(description="Model family, for self-family preference (openai, xai, anthropic).")

@@ -49,6 +49,7 @@ INF = math.inf
 _MARGIN_S = 1e-6  # keeps "one window after" strictly after, whatever float rounding does
 _EPS = 1e-9  # a bucket level this close to what is needed is enough (float rounding of refills)
 _MIN_WAIT_S = 1e-6  # a positive wait always moves the clock (a float step of zero would spin)
+_HEADER_LAG_S = 0.05  # how old a `remaining` header may be when we read it
 
 #: Seconds of refill a vendor's bucket holds, as each vendor enforces its limits (used when a
 #: vendor entry does not set `limits.burst_s`): OpenAI slices a per-minute limit per second;
@@ -189,12 +190,20 @@ class _BucketLedger:
         self.req_level = min(self.req_level, float(len(self.pending)))
 
     def observe(self, now: float, remaining_requests: int | None, remaining_tokens: int | None) -> None:
-        """The server's count is the truth: never believe in more than it says is left."""
+        """The server's count is the truth: never believe in more than it says is left.
+
+        Within a tolerance: `remaining` is rounded down and read when the answer left the server
+        (refill has gone on since), so a model that is right sits up to one unit plus a moment's
+        refill above it; clamping that away on every answer would leak capacity. Below the
+        tolerance, someone else is using the account (or it was not full when we started).
+        """
         self.advance(now)
         if remaining_requests is not None:
-            self.req_level = min(self.req_level, remaining_requests + float(len(self.pending)))
+            slack = 1.0 + self.req_rate * _HEADER_LAG_S
+            self.req_level = min(self.req_level, remaining_requests + float(len(self.pending)) + slack)
         if remaining_tokens is not None:
-            self.tok_level = min(self.tok_level, remaining_tokens + float(self.pending_tokens))
+            slack = 1.0 + self.tok_rate * _HEADER_LAG_S
+            self.tok_level = min(self.tok_level, remaining_tokens + float(self.pending_tokens) + slack)
 
 
 class _Ledger:

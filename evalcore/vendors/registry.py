@@ -83,3 +83,10 @@ def _offline() -> AdapterFactory:
     from evalcore.vendors.offline import OfflineVendor
 
     return OfflineVendor
+
+
+@register("zero")
+def _zero() -> AdapterFactory:
+    from evalcore.vendors.zero import ZeroVendor
+
+    return ZeroVendor
