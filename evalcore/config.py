@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
