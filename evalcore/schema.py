@@ -42,16 +42,28 @@ class Criterion(BaseModel):
     )
 
 
+class PageInfo(BaseModel):
+    """One page of a PDF or frame of an image: whether its text was OCR'd, and how confidently."""
+
+    model_config = ConfigDict(frozen=True)
+
+    number: int = Field(description="1-based page number; the text has a '## Page <number>' heading.")
+    ocr: bool = Field(default=False, description="True when the text was recognised from the page image.")
+    confidence: float | None = Field(default=None, description="OCR engine mean word confidence, 0-100.")
+
+
 class SourceDocument(BaseModel):
     """One file of the task's closed universe of sources, converted to plain text."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str = Field(description="Path relative to the task's documents/ folder.")
-    kind: str = Field(description="File type by extension: docx, xlsx, pptx, eml, pdf, txt, md, html.")
+    kind: str = Field(description="File type by extension: docx, xlsx, pptx, eml, pdf, png, jpg, tiff, txt, md, html.")
     sha256: str = Field(description="Hash of the raw file bytes (the conversion cache key).")
     text: str
     size_bytes: int = 0
+    pages: list[PageInfo] = Field(default_factory=list, description="PDF pages / image frames (empty for other kinds).")
+    warnings: list[str] = Field(default_factory=list, description="Readable despite these (a damaged file).")
 
 
 class Task(BaseModel):

@@ -11,8 +11,9 @@ What each converter keeps:
 * xlsx: every sheet under a ``## Sheet: <name>`` heading, one tab-separated line per non-empty row;
 * pptx: every slide under ``## Slide <n>``, its text frames, tables and grouped shapes;
 * eml: From/To/Cc/Date/Subject, the body (text/plain preferred, else HTML as text), attachment names;
-* pdf: the text layer of every page. A PDF with pages but no text layer is a scan: it is refused
-  with a message saying so, instead of silently becoming an empty source;
+* pdf: every page under a ``## Page <n>`` heading: its text layer, or, for a page without one (a
+  scan), its OCR text and a `` (OCR)`` mark (`evalcore.benchmark.ocr`); png, jpg, tiff: every frame
+  OCR'd as a page. Parser repairs of a damaged file become one warning naming it (`noise`);
 * txt, md: UTF-8 (BOM stripped; cp1252 as a fallback for legacy files); html: visible text. A
   "text" file with NUL bytes, or with over 1 % control characters or undecodable bytes, is refused
   as binary.
@@ -38,14 +39,16 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.benchmark import limits as input_limits
+from evalcore.benchmark import ocr
+from evalcore.benchmark.noise import damaged_warning, quiet_parsers
 from evalcore.config import InputLimits
 from evalcore.errors import DocumentError
 from evalcore.schema import SourceDocument, sha256_bytes
 
-CONVERTER_VERSION = 1
+CONVERTER_VERSION = 2
 """Bump when any converter's output changes: it is part of the cache key."""
 
-SCANNED_PDF_REASON = "PDF has no text layer (scanned image?); OCR it or provide a text version"
+UNREADABLE_SCAN_REASON = "no text could be read from any page, with or without OCR (blank or illegible scan?)"
 
 _KIND_BY_EXTENSION = {
     ".docx": "docx",
@@ -58,6 +61,11 @@ _KIND_BY_EXTENSION = {
     ".markdown": "md",
     ".html": "html",
     ".htm": "html",
+    ".png": "png",
+    ".jpg": "jpg",
+    ".jpeg": "jpg",
+    ".tif": "tiff",
+    ".tiff": "tiff",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(_KIND_BY_EXTENSION)
 """File name endings that can be converted (lower case, with the dot)."""
@@ -230,18 +238,23 @@ def _eml(data: bytes) -> str:
     return text
 
 
-def _pdf(data: bytes) -> str:
+def _pdf(data: bytes) -> ocr.PagedText:
     from pypdf import PdfReader
 
-    reader = PdfReader(io.BytesIO(data))
-    if reader.is_encrypted and not reader.decrypt(""):
-        raise ValueError("PDF is encrypted with a password; provide an unencrypted copy")
-    pages = [page.extract_text() or "" for page in reader.pages]
-    if not pages:
+    with quiet_parsers() as repairs:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ValueError("PDF is encrypted with a password; provide an unencrypted copy")
+        layers = [page.extract_text() or "" for page in reader.pages]
+    if not layers:
         raise ValueError("PDF has no pages")
-    if not any(p.strip() for p in pages):
-        raise _ScannedPdf()
-    return "\n\n".join(pages)
+    paged = ocr.pdf_pages(data, layers)
+    warning = damaged_warning(repairs)
+    return paged.model_copy(update={"warnings": [warning]}) if warning else paged
+
+
+def _image(data: bytes) -> ocr.PagedText:
+    return ocr.image_pages(data)
 
 
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v")
@@ -278,11 +291,7 @@ def _html(data: bytes) -> str:
     return _html_text(data)
 
 
-class _ScannedPdf(Exception):
-    """Internal marker: a PDF with pages but no extractable text."""
-
-
-_CONVERTERS: dict[str, Callable[[bytes], str]] = {
+_CONVERTERS: dict[str, Callable[[bytes], str | ocr.PagedText]] = {
     "docx": _docx,
     "xlsx": _xlsx,
     "pptx": _pptx,
@@ -291,7 +300,12 @@ _CONVERTERS: dict[str, Callable[[bytes], str]] = {
     "txt": _plain,
     "md": _plain,
     "html": _html,
+    "png": _image,
+    "jpg": _image,
+    "tiff": _image,
 }
+PAGED_KINDS = frozenset({"pdf"}) | ocr.IMAGE_KINDS
+"""Kinds converted page by page: their cached form is `ocr.PagedText` as JSON."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,18 +448,29 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
         _memory.put(key, text)
     else:
         _memory.count(hit=True)
+    if kind in PAGED_KINDS:
+        paged = ocr.PagedText.model_validate_json(text)
+        return SourceDocument(name=name, kind=kind, sha256=sha, text=paged.text(), size_bytes=len(data),
+                              pages=paged.infos(), warnings=[f"{name}: {w}" for w in paged.warnings])
     return SourceDocument(name=name, kind=kind, sha256=sha, text=text, size_bytes=len(data))
 
 
 def _convert_uncached(name: str, kind: str, data: bytes, limits: InputLimits) -> str:
+    """The converted text; for a paged kind, its `ocr.PagedText` as JSON (pages tidied one by one)."""
     try:
-        return _tidy(_xlsx(data, limits) if kind == "xlsx" else _CONVERTERS[kind](data))
-    except _ScannedPdf:
-        raise DocumentError(name, SCANNED_PDF_REASON) from None
+        converted = _xlsx(data, limits) if kind == "xlsx" else _CONVERTERS[kind](data)
+        if isinstance(converted, str):
+            return _tidy(converted)
+        pages = [p.model_copy(update={"text": _tidy(p.text)}) for p in converted.pages]
+        if not any(p.text for p in pages):
+            raise DocumentError(name, UNREADABLE_SCAN_REASON)
+        return converted.model_copy(update={"pages": pages}).model_dump_json()
     except input_limits.LimitExceeded as exc:
         raise DocumentError(name, exc.reason) from None
     except DocumentError:
         raise
+    except ocr.OcrUnavailable as exc:
+        raise DocumentError(name, str(exc)) from None
     except Exception as exc:  # every parser has its own exception types; all mean "corrupt"
         reason = input_limits.explain(kind, exc)
         if reason is None:

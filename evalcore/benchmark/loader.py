@@ -10,7 +10,8 @@ The task id is the path of task.json's folder under ``tasks/``; the area is its 
 Why problems are collected instead of raised: a benchmark has hundreds of tasks, and the operator
 wants every problem in one pass (``tribunal validate``), not the first one. A task with any problem
 is left out of ``tasks`` (grading it with a broken definition or incomplete sources would produce
-wrong scores), and the reason says so.
+wrong scores), and the reason says so. A task with no ``documents/`` at all is not a problem: it is
+graded, and its audit treats the task instructions as the only source (`evalcore.audit_sources`).
 
 Hidden files (any path component starting with ``.``) and Office lock files (``~$...``) are
 ignored everywhere: editors and sync tools leave them behind.
@@ -410,15 +411,6 @@ def _load_folders(
                 reasons.append(
                     f"task.json must sit at {TASKS_FOLDER}/<area>/<task>[/<scenario>]/; "
                     f"this one is at {TASKS_FOLDER}/{folder.id + '/' if folder.id else ''}"
-                )
-            if not folder.documents:
-                problems.append(
-                    Rejection(
-                        file=fs.join(folder.uri, DOCUMENTS_FOLDER),
-                        reason=f"no source documents ({DOCUMENTS_FOLDER}/ folder missing or empty); "
-                        "the task is left out",
-                        task_id=folder.id,
-                    )
                 )
             problems.extend(Rejection(file=task_file, reason=r, task_id=folder.id) for r in reasons)
 

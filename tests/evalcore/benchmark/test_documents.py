@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.benchmark import documents
-from evalcore.benchmark.documents import SCANNED_PDF_REASON, convert
+from evalcore.benchmark.documents import UNREADABLE_SCAN_REASON, convert
 from evalcore.errors import DocumentError
 from evalcore.schema import sha256_bytes
 
@@ -74,17 +74,19 @@ def test_eml_prefers_plain_text_and_falls_back_to_html_as_text(docs):
     assert "only html" in html_only and "x()" not in html_only and "<p>" not in html_only
 
 
-def test_pdf_text_layer_of_every_page(docs):
-    text = convert("letter.pdf", docs.pdf("Page one says 1 May 2024.", "Page two says $4,250,000.")).text
-    assert "1 May 2024" in text and "$4,250,000" in text
+def test_pdf_text_layer_of_every_page_under_its_page_heading(docs):
+    doc = convert("letter.pdf", docs.pdf("Page one says 1 May 2024.", "Page two says $4,250,000."))
+    assert doc.text.startswith("## Page 1\nPage one says 1 May 2024.")
+    assert "\n\n## Page 2\nPage two says $4,250,000." in doc.text
+    assert [(p.number, p.ocr) for p in doc.pages] == [(1, False), (2, False)]
 
 
-def test_scanned_pdf_is_refused_by_name_not_converted_to_empty_text(docs):
+def test_unreadable_scanned_pdf_is_refused_by_name_not_converted_to_empty_text(docs):
     with pytest.raises(DocumentError) as err:
         convert("exhibits/scan.pdf", docs.scanned_pdf())
     assert err.value.file == "exhibits/scan.pdf"
-    assert err.value.reason == SCANNED_PDF_REASON
-    assert str(err.value) == f"exhibits/scan.pdf: {SCANNED_PDF_REASON}"
+    assert err.value.reason == UNREADABLE_SCAN_REASON
+    assert str(err.value) == f"exhibits/scan.pdf: {UNREADABLE_SCAN_REASON}"
 
 
 def test_txt_md_and_html_become_text():
