@@ -2,7 +2,8 @@
 
 Stage 1 gives the auditor every source document and deliverable, plus the deterministic
 grounding findings as *candidates* (the auditor decides; they are neither binding nor
-exhaustive). Stage 2 re-checks each Stage 1 flag with the source passages most relevant to it and
+exhaustive); a task without documents is audited against its instructions
+(`evalcore.instructions_only`). Each flag carries the page its evidence is on. Stage 2 re-checks each Stage 1 flag with the source passages most relevant to it and
 confirms (material or minor), rejects or merges it. Which submissions are audited, and what a
 confirmed flag does to the score, are rules in `evalcore.scoring`.
 """
@@ -16,6 +17,8 @@ from evalcore import grounding
 from evalcore.calls import GradingContext, call_row
 from evalcore.config import PromptBudget, VendorConfig
 from evalcore.errors import ErrorKind, VendorError
+from evalcore.instructions_only import audit_sources, in_scope
+from evalcore.pages import locate_page
 from evalcore.prompts import RenderedPrompt, render_detect, render_verify
 from evalcore.schema import (
     CallRow,
@@ -35,8 +38,13 @@ def _deliverable_texts(submission: Submission) -> dict[str, str]:
 
 
 def grounding_candidates(task: Task, submission: Submission) -> list[dict[str, Any]]:
-    """The deterministic findings, as JSON-able candidate flags for the Stage 1 prompt."""
-    findings = grounding.check(task.documents, _deliverable_texts(submission))
+    """The deterministic findings, as JSON-able candidate flags for the Stage 1 prompt.
+
+    For a task without documents only findings with evidence in its instructions are candidates
+    (`evalcore.instructions_only`)."""
+    findings = grounding.check(audit_sources(task), _deliverable_texts(submission))
+    if not task.documents:
+        findings = in_scope(findings)
     return grounding.as_candidates(findings)
 
 
@@ -45,7 +53,7 @@ def detect_prompt(task: Task, submission: Submission, candidates: list[dict[str,
     return render_detect(
         task_id=task.id,
         instructions=task.instructions,
-        sources=list(task.documents),
+        sources=audit_sources(task),
         deliverables=list(submission.deliverables.values()),
         candidates=candidates,
         boundary=boundary,
@@ -54,17 +62,31 @@ def detect_prompt(task: Task, submission: Submission, candidates: list[dict[str,
 
 def flags_for_verification(task: Task, flags: Sequence[DetectedFlag]) -> list[dict[str, Any]]:
     """Each Stage 1 flag with the source passages most relevant to it (Stage 2 input)."""
+    sources = audit_sources(task)
+    texts = {d.name: d.text for d in sources}
     out = []
     for i, f in enumerate(flags):
-        passages = grounding.relevant_passages(task.documents, f.span, k=2)
+        passages = grounding.relevant_passages(sources, f.span, k=2)
         out.append(
             {
                 "index": i,
                 **f.model_dump(),
-                "relevant_passages": [{"document": d, "passage": p} for d, p in passages],
+                "relevant_passages": [
+                    {"document": d, "page": locate_page(texts.get(d, ""), p), "passage": p} for d, p in passages
+                ],
             }
         )
     return out
+
+
+def evidence_page(task: Task, flag: DetectedFlag) -> str | None:
+    """The page a flag's evidence is on: as the auditor cites it, else where its passage is found."""
+    if flag.evidence_page:
+        return flag.evidence_page
+    texts = {d.name: d.text for d in audit_sources(task)}
+    if flag.evidence_document not in texts:
+        return None
+    return locate_page(texts[flag.evidence_document], flag.evidence_passage)
 
 
 def check_decisions(answer: VerificationAnswer, n_flags: int) -> str | None:
@@ -119,7 +141,7 @@ async def run_audit(
     verify = render_verify(
         task_id=task.id,
         instructions=task.instructions,
-        sources=list(task.documents),
+        sources=audit_sources(task),
         deliverables=list(submission.deliverables.values()),
         flags=flags_for_verification(task, flags),
         boundary=boundary,
@@ -156,6 +178,7 @@ async def run_audit(
                 category=d.category or f.category,
                 evidence_document=f.evidence_document,
                 evidence_passage=f.evidence_passage,
+                evidence_page=evidence_page(task, f),
                 explanation=f.explanation,
                 origin="grounding" if f.span in candidate_spans else "auditor",
                 status=d.status,

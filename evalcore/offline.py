@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore import grounding
+from evalcore import grounding, instructions_only
 from evalcore.prompts import Block, ParsedPrompt, parse_prompt
 from evalcore.schema import (
     DetectedFlag,
@@ -353,6 +353,7 @@ def _flag_from_finding(f: grounding.GroundingFinding) -> DetectedFlag:
         category=f.category,
         evidence_document=f.evidence_document,
         evidence_passage=f.evidence_passage,
+        evidence_page=f.evidence_page,
         explanation=f"{LABEL} {f.check} check: {f.explanation}",
     )
 
@@ -360,8 +361,13 @@ def _flag_from_finding(f: grounding.GroundingFinding) -> DetectedFlag:
 def detect(parsed: ParsedPrompt) -> DetectionAnswer:
     """Stage 1: the grounding findings over the prompt's sources and deliverables."""
     sources, deliverables = _audit_inputs(parsed)
-    findings = grounding.check(sources, deliverables)
+    findings = _in_scope(sources, grounding.check(sources, deliverables))
     return DetectionAnswer(flags=[_flag_from_finding(f) for f in findings])
+
+
+def _in_scope(sources: Mapping[str, str], findings: list[grounding.GroundingFinding]) -> list[grounding.GroundingFinding]:
+    """An audit against the task instructions alone keeps only findings with evidence there."""
+    return instructions_only.in_scope(findings) if instructions_only.is_instructions_only(sources) else findings
 
 
 def _flags_payload(block: Block | None) -> list[dict[str, Any]]:
@@ -407,7 +413,7 @@ def _covering(
 def verify(parsed: ParsedPrompt) -> VerificationAnswer:
     """Stage 2: confirm flags a grounding finding backs, reject the rest, merge duplicates."""
     sources, deliverables = _audit_inputs(parsed)
-    findings = grounding.check(sources, deliverables)
+    findings = _in_scope(sources, grounding.check(sources, deliverables))
     decisions: list[FlagDecision] = []
     first_of: dict[tuple[str, str], int] = {}
     for position, flag in enumerate(_flags_payload(parsed.one("flags"))):
@@ -428,7 +434,7 @@ def verify(parsed: ParsedPrompt) -> VerificationAnswer:
         found = _covering(flag, findings, deliverables)
         if found is None and flag.get("span"):
             # The span may not be verbatim in the deliverable: check the claim on its own.
-            own = grounding.check(sources, {key[0] or "claim": str(flag["span"])})
+            own = _in_scope(sources, grounding.check(sources, {key[0] or "claim": str(flag["span"])}))
             found = own[0] if own else None
         if found is None:
             decisions.append(

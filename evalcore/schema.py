@@ -187,6 +187,9 @@ class DetectedFlag(BaseModel):
     category: Category
     evidence_document: str | None = Field(default=None, description="Source document, if any.")
     evidence_passage: str | None = Field(default=None, description="Source passage, or None if absent.")
+    evidence_page: str | None = Field(
+        default=None, description='Page of the passage as its heading names it ("Page 3"), if the document has pages.'
+    )
     explanation: str = ""
 
 
@@ -302,6 +305,7 @@ class FlagRow(GradingRow):
     category: Category = Field(description="contradiction | fabricated_source | unsupported_specific (Stage 2's if it reclassified).")
     evidence_document: str | None = Field(default=None, description='Source document of the evidence, if any.')
     evidence_passage: str | None = Field(default=None, description='Source passage contradicted or misquoted; null when the sources have nothing on it.')
+    evidence_page: str | None = Field(default=None, description="Page of the evidence in its document ('Page 3', 'Sheet: Rent roll', 'Slide 2'); null when it has no pages.")
     explanation: str = Field(default="", description="Stage 1's explanation.")
     origin: Literal["auditor", "grounding"] = Field(default="auditor", description='grounding (proposed by the deterministic checks) | auditor (raised by the model alone).')
     status: Literal["confirmed", "rejected", "merged"] = Field(description='confirmed | rejected | merged (Stage 2 decision).')

@@ -43,6 +43,7 @@ from evalcore.grounding.references import reference_findings
 from evalcore.grounding.sources import index_sources
 from evalcore.grounding.text import Spans, enclosing, keywords, sentence_bounds, tokens_with_offsets
 from evalcore.grounding.values import Value, duration_direction, find_values, value_contexts, value_key
+from evalcore.pages import locate_page
 from evalcore.schema import SourceDocument
 
 
@@ -172,8 +173,16 @@ def check(
     off = off_matter(index, deliverables)
     out: list[GroundingFinding] = []
     for name in sorted(deliverables):
-        out.extend(_check_deliverable(name, deliverables[name], index, off))
+        out.extend(_with_page(f, index) for f in _check_deliverable(name, deliverables[name], index, off))
     return out
+
+
+def _with_page(finding: GroundingFinding, index: SourceIndex) -> GroundingFinding:
+    """The finding with the page its evidence is on (the heading above the passage in its document)."""
+    if finding.evidence_document is None or finding.evidence_page is not None:
+        return finding
+    page = locate_page(index.texts.get(finding.evidence_document, ""), finding.evidence_passage)
+    return finding.model_copy(update={"evidence_page": page}) if page else finding
 
 
 def relevant_passages(
@@ -219,6 +228,7 @@ def as_candidates(findings: Sequence[GroundingFinding]) -> list[dict[str, Any]]:
             "category": f.category,
             "evidence_document": f.evidence_document,
             "evidence_passage": f.evidence_passage,
+            "evidence_page": f.evidence_page,
             "explanation": f.explanation,
             "confidence": f.confidence,
             "suggested_materiality": f.suggested_materiality,

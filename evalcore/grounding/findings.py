@@ -31,6 +31,9 @@ class GroundingFinding(BaseModel):
     evidence_passage: str | None = Field(
         default=None, description="Source passage contradicted or misquoted; None when absent."
     )
+    evidence_page: str | None = Field(
+        default=None, description='Page of the passage in its document ("Page 3", "Sheet: Rent roll"), if paged.'
+    )
     explanation: str
     confidence: float = Field(ge=0.0, le=1.0)
     suggested_materiality: Materiality
