@@ -193,6 +193,15 @@ class AuditConfig(_Strict):
     grounding_candidates: bool = Field(default=True, description="Give Stage 1 the grounding flags.")
 
 
+class OcrConfig(_Strict):
+    """OCR of scanned pages (`evalcore.benchmark.ocr`): what counts as a page to check by eye."""
+
+    low_confidence: float = Field(
+        default=70.0, ge=0.0, le=100.0,
+        description="An OCR'd page whose mean word confidence (0-100) is below this is a warning in `tribunal validate`.",
+    )
+
+
 class PromptBudget(_Strict):
     """Token budgets per prompt (estimated at 4 characters per token); over budget -> too_long."""
 
@@ -232,6 +241,7 @@ class TribunalConfig(_Strict):
     auditor: VendorConfig
     audit: AuditConfig = Field(default_factory=AuditConfig)
     prompt_budget: PromptBudget = Field(default_factory=PromptBudget)
+    ocr: OcrConfig = Field(default_factory=OcrConfig)
     family_map: dict[str, str] = Field(
         default_factory=dict, description="Evaluated system name (or prefix) -> model family."
     )

@@ -15,8 +15,10 @@ from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
 
-from evalcore.benchmark.loader import BenchmarkLoad, load_benchmark
-from evalcore.config import InputLimits
+from evalcore import fs
+from evalcore.benchmark import ocr
+from evalcore.benchmark.loader import DOCUMENTS_FOLDER, TASKS_FOLDER, BenchmarkLoad, load_benchmark
+from evalcore.config import InputLimits, OcrConfig
 from evalcore.errors import TribunalError
 from evalcore.schema import Rejection, Submission
 from evalcore.submissions import iter_submissions
@@ -39,6 +41,17 @@ class MissingDeliverable(BaseModel):
     deliverable: str
 
 
+class PagedDocument(BaseModel):
+    """A PDF or image of a task: its pages, how many were OCR'd, and how confidently."""
+
+    task_id: str
+    document: str = Field(description="Path under the task's documents/ folder.")
+    pages: int
+    ocr_pages: int
+    mean_confidence: float | None = Field(default=None, description="Mean OCR confidence of its OCR'd pages, 0-100.")
+    low_confidence_pages: list[int] = Field(default_factory=list)
+
+
 class ValidationReport(BaseModel):
     """What was found: summary counts and every problem (``file: reason``)."""
 
@@ -53,6 +66,14 @@ class ValidationReport(BaseModel):
     n_submissions: int = 0
     submissions_by_system: dict[str, int] = Field(default_factory=dict)
     deliverables_missing: list[MissingDeliverable] = Field(default_factory=list)
+    paged_documents: list[PagedDocument] = Field(default_factory=list, description="Every PDF and image, with its OCR.")
+    low_confidence: float = Field(default=70.0, description="OCR confidence under which a page is a warning.")
+    tasks_without_documents: list[str] = Field(
+        default_factory=list, description="Graded, with the instructions as the audit's only source."
+    )
+    warnings: list[Rejection] = Field(
+        default_factory=list, description="Loaded, but worth a look: damaged files, low-confidence OCR pages."
+    )
     problems: list[Rejection] = Field(default_factory=list)
 
     @property
@@ -73,6 +94,27 @@ def _benchmark_summary(report: ValidationReport, load: BenchmarkLoad) -> None:
     kinds = Counter(d.kind for t in load.tasks for d in t.documents)
     report.n_documents = sum(kinds.values())
     report.documents_by_type = dict(sorted(kinds.items()))
+    report.tasks_without_documents = [t.id for t in load.tasks if not t.documents]
+    report.warnings.extend(load.warnings)
+    tasks_root = fs.join(load.root, TASKS_FOLDER)
+    for t in load.tasks:
+        for d in t.documents:
+            if not d.pages:
+                continue
+            low = [p for p in d.pages if p.ocr and p.confidence is not None and p.confidence < report.low_confidence]
+            facts = ocr.describe(d.pages)
+            report.paged_documents.append(
+                PagedDocument(task_id=t.id, document=d.name, low_confidence_pages=[p.number for p in low], **facts)
+            )
+            report.warnings.extend(
+                Rejection(
+                    file=fs.join(tasks_root, t.id, DOCUMENTS_FOLDER, d.name),
+                    reason=f"page {p.number}: OCR confidence {p.confidence:.0f} is below {report.low_confidence:.0f}; "
+                    "check its text (or provide a better scan or a text version)",
+                    task_id=t.id,
+                )
+                for p in low
+            )
 
 
 def validate(
@@ -81,13 +123,15 @@ def validate(
     *,
     endpoint_override: str | None = None,
     limits: InputLimits | None = None,
+    low_confidence: float = OcrConfig().low_confidence,
 ) -> ValidationReport:
     """Load the benchmark (and submissions, if given) and summarise; never raises for bad input.
 
     ``limits`` are the run's input limits (``TribunalConfig.input_limits``): a file a sweep would
-    refuse as too large is reported here too.
+    refuse as too large is reported here too. Warnings (damaged but readable files, OCR'd pages
+    under ``low_confidence``) are listed but are not problems: those documents are graded.
     """
-    report = ValidationReport(benchmark=benchmark_uri, submissions=submissions_uri)
+    report = ValidationReport(benchmark=benchmark_uri, submissions=submissions_uri, low_confidence=low_confidence)
     try:
         load = load_benchmark(benchmark_uri, endpoint_override=endpoint_override, limits=limits)
     except TribunalError as exc:  # e.g. an unsupported URI scheme
@@ -123,6 +167,21 @@ def validate(
     return report
 
 
+def _paged_table(report: ValidationReport, limit: int = 50) -> Table:
+    """Per PDF / image: pages, pages OCR'd, mean OCR confidence, pages under the threshold."""
+    table = Table(title="Paged documents (PDF, images)", title_justify="left")
+    for column in ("task", "document", "pages", "OCR'd", "mean confidence", f"below {report.low_confidence:.0f}"):
+        table.add_column(column, justify="right" if column not in ("task", "document") else "left")
+    shown = sorted(report.paged_documents, key=lambda d: (-d.ocr_pages, d.task_id, d.document))[:limit]
+    for d in shown:
+        confidence = f"{d.mean_confidence:.1f}" if d.mean_confidence is not None else "-"
+        low = ", ".join(map(str, d.low_confidence_pages)) or "-"
+        table.add_row(d.task_id, d.document, str(d.pages), str(d.ocr_pages), confidence, low)
+    if len(report.paged_documents) > limit:
+        table.caption = f"{len(report.paged_documents) - limit} more in --json"
+    return table
+
+
 def _counts_table(title: str, label: str, counts: dict[str, int]) -> Table:
     table = Table(title=title, title_justify="left", min_width=len(title) + 2)
     table.add_column(label)
@@ -143,6 +202,13 @@ def render(report: ValidationReport, console: Console, *, max_missing: int = 20)
             f"Criteria: {c.total} in all, {c.min_per_task}-{c.max_per_task} per task (mean {c.mean_per_task:.1f})"
         )
         console.print(_counts_table("Documents by type", "type", report.documents_by_type))
+    if report.paged_documents:
+        console.print(_paged_table(report))
+    if report.tasks_without_documents:
+        console.print(
+            f"Tasks without source documents: {len(report.tasks_without_documents)} "
+            "(graded; the audit checks them against their instructions)"
+        )
     if report.submissions is not None:
         console.print(
             f"[bold]Submissions[/bold] {report.submissions}  ({report.n_submissions} loaded)", highlight=False
@@ -155,6 +221,10 @@ def render(report: ValidationReport, console: Console, *, max_missing: int = 20)
             console.print(f"  {m.system} / {m.task_id}: {m.deliverable}", markup=False, highlight=False)
         if len(missing) > max_missing:
             console.print(f"  ... and {len(missing) - max_missing} more (see --json)")
+    if report.warnings:
+        console.print(f"\n[bold yellow]{len(report.warnings)} warning(s)[/bold yellow] (loaded and graded):")
+        for warning in report.warnings:
+            console.print(str(warning), markup=False, highlight=False, soft_wrap=True)
     if report.problems:
         console.print(f"\n[bold red]{len(report.problems)} problem(s):[/bold red]")
         for problem in report.problems:

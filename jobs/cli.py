@@ -72,16 +72,18 @@ def validate(
     ] = False,
     config: Annotated[
         str | None,
-        typer.Option("--config", "-c", help="YAML overriding evalcore/config/defaults.yaml (its input_limits apply)."),
+        typer.Option("--config", "-c", help="YAML overriding evalcore/config/defaults.yaml (its input_limits and ocr.low_confidence apply)."),
     ] = None,
 ) -> None:
     """Check a benchmark (and its submissions) and list every problem, before paying for a sweep.
 
     Loads the tasks exactly as a sweep would (`tasks/<area>/<task>[/<scenario>]/task.json` +
     `documents/`), converts every source document to text, and prints: tasks by area, criteria per
-    task, documents by type, submissions by system, deliverables missing. Then every problem as
+    task, documents by type, per PDF and image its pages, pages OCR'd and mean OCR confidence,
+    submissions by system, deliverables missing. Then warnings (a damaged but readable file, an
+    OCR'd page under `ocr.low_confidence`: graded, worth a look) and every problem as
     `file: reason`: bad JSON (with line and column), a missing field, a duplicate criterion id, a
-    deliverable escaping its folder, a scanned PDF with no text layer, an unknown task id, a
+    deliverable escaping its folder, a scan with no readable text, an unknown task id, a
     duplicate submission...
 
     A task with a problem is left out of a sweep; a missing deliverable is not a problem (the
@@ -98,11 +100,12 @@ def validate(
     from evalcore.config import load_config
 
     try:
-        limits = load_config(config, vendors=VendorMode.OFFLINE).input_limits
+        cfg = load_config(config, vendors=VendorMode.OFFLINE)
     except TribunalError as exc:
         Console(stderr=True).print(str(exc), markup=False, highlight=False)
         raise typer.Exit(code=1) from None
-    report = run_validation(benchmark, submissions, endpoint_override=endpoint_url, limits=limits)
+    report = run_validation(benchmark, submissions, endpoint_override=endpoint_url, limits=cfg.input_limits,
+                            low_confidence=cfg.ocr.low_confidence)
     console = Console()
     if as_json:
         console.print_json(report.model_dump_json())

@@ -87,7 +87,8 @@ def render_grade(result: GradeResult, console: Console) -> None:
         for col in ("#", "span", "category", "evidence", "stage 2", "rationale"):
             flags.add_column(col, overflow="fold")
         for f in result.flags:
-            evidence = f"{f.evidence_document}: {f.evidence_passage}" if f.evidence_document else "(no support in the sources)"
+            page = f", {f.evidence_page}" if f.evidence_page else ""
+            evidence = f"{f.evidence_document}{page}: {f.evidence_passage}" if f.evidence_document else "(no support in the sources)"
             decision = f.status + (f" / {f.materiality}" if f.materiality else "")
             flags.add_row(str(f.flag_index), f.span, f.category, evidence, decision, f.rationale)
         console.print(flags if result.flags else "[green]Stage B: no flags raised.[/]")

@@ -119,7 +119,7 @@ def collect_detail(
                          ["grading_id", "criterion_id", "judge", "verdict", "reasoning", "abstain_reason"])
     flags = _filtered(open_table(run_uri, "flags", endpoint_override), ids,
                       ["grading_id", "flag_index", "deliverable", "span", "location", "category", "evidence_document",
-                       "evidence_passage", "explanation", "origin", "status", "materiality", "rationale"])
+                       "evidence_page", "evidence_passage", "explanation", "origin", "status", "materiality", "rationale"])
     judge_order = [j.judge for j in lb.judges.judges]
     crit: dict[str, dict[str, dict[str, list[Any]]]] = defaultdict(lambda: defaultdict(dict))
     truncated = False

@@ -54,7 +54,8 @@ def synthetic_ground_truth(seed: int = 7, n_tasks: int = 12, n_criteria: int = 5
                             "span": f"The lease term is {rnd.randint(2, 40)} years ({system}, {k}).",
                             "category": CATEGORIES[rnd.randrange(3)],
                             "materiality": "material" if rnd.random() < 0.5 else "minor",
-                            "evidence_document": "lease.docx", "evidence_passage": "The term is five (5) years.",
+                            "evidence_document": "lease.pdf", "evidence_page": "Page 4",
+                            "evidence_passage": "The term is five (5) years.",
                         }
                     )
     return {"verdicts": verdicts, "hallucinations": halluc}
@@ -231,6 +232,7 @@ def _grading(
                         "span": h["span"], "location": "para 2", "category": h["category"],
                         "evidence_document": h.get("evidence_document", h.get("source_document")),
                         "evidence_passage": h.get("evidence_passage", h.get("source_passage")),
+                        "evidence_page": h.get("evidence_page"),
                         "origin": "grounding" if st == "merged" else "auditor", "status": st,
                         "merged_into": 0 if st == "merged" else None, "materiality": mat,
                         "rationale": "checked against the lease", "auditor": "auditor", "auditor_model": "gpt-6-sol",

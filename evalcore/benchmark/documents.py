@@ -451,7 +451,7 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
     if kind in PAGED_KINDS:
         paged = ocr.PagedText.model_validate_json(text)
         return SourceDocument(name=name, kind=kind, sha256=sha, text=paged.text(), size_bytes=len(data),
-                              pages=paged.infos(), warnings=[f"{name}: {w}" for w in paged.warnings])
+                              pages=paged.infos(), warnings=paged.warnings)
     return SourceDocument(name=name, kind=kind, sha256=sha, text=text, size_bytes=len(data))
 
 

@@ -53,6 +53,9 @@ class BenchmarkLoad(BaseModel):
     root: str = Field(description="The benchmark root (the folder holding tasks/), as given.")
     tasks: list[Task] = Field(default_factory=list, description="Sorted by id.")
     problems: list[Rejection] = Field(default_factory=list)
+    warnings: list[Rejection] = Field(
+        default_factory=list, description="Documents loaded despite a problem (a damaged but readable file)."
+    )
 
     @property
     def ok(self) -> bool:
@@ -388,7 +391,17 @@ def load_benchmark(
     tasks, problems = _load_folders(
         list(folders.values()), endpoint_override, max_workers, root, limits or InputLimits()
     )
-    return BenchmarkLoad(root=root, tasks=tasks, problems=problems)
+    return BenchmarkLoad(root=root, tasks=tasks, problems=problems, warnings=document_warnings(tasks, tasks_root))
+
+
+def document_warnings(tasks: Iterable[Task], tasks_root: str) -> list[Rejection]:
+    """Every warning of a loaded document, as ``file: reason`` (the file under ``tasks_root``)."""
+    return [
+        Rejection(file=fs.join(tasks_root, t.id, DOCUMENTS_FOLDER, d.name), reason=w, task_id=t.id)
+        for t in tasks
+        for d in t.documents
+        for w in d.warnings
+    ]
 
 
 def _load_folders(

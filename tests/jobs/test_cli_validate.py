@@ -92,3 +92,34 @@ def test_cli_validate_with_an_unknown_limit_in_the_config_exits_1_naming_it(tmp_
     config.write_text("input_limits: {max_rows: 3}\n")
     result = CliRunner().invoke(app, ["validate", str(SAMPLE), "--config", str(config)], terminal_width=400)
     assert result.exit_code == 1 and "max_rows" in result.output
+
+
+def test_cli_validate_reports_pages_ocr_and_low_confidence_pages_as_warnings_not_problems(tmp_path, bench, docs):
+    from examples.sample_gen.scans import DEPOSITION_PAGES, pdf_of, render_page
+
+    tasks = tmp_path / "bench" / "tasks"
+    mixed = pdf_of(["SUPPLY AGREEMENT dated January 8, 2021 between Kestrel Biotech Inc. and the Buyer.",
+                    render_page(DEPOSITION_PAGES[1], seed=5)])
+    bench.write(tasks, "litigation/deposition", documents={"exhibits/mixed.pdf": mixed})
+    bench.write(tasks, "litigation/no-docs", documents={})
+    config = tmp_path / "strict.yaml"
+    config.write_text("ocr: {low_confidence: 99}\n")  # every OCR'd page is under 99
+
+    result = runner.invoke(app, ["validate", str(tmp_path / "bench"), "--config", str(config), "--json"])
+    assert result.exit_code == 0, result.output  # warnings do not fail validation
+    report = json.loads(result.output)
+    [paged] = report["paged_documents"]
+    assert (paged["task_id"], paged["document"], paged["pages"], paged["ocr_pages"]) == (
+        "litigation/deposition", "exhibits/mixed.pdf", 2, 1)
+    assert 70 < paged["mean_confidence"] < 99 and paged["low_confidence_pages"] == [2]
+    assert report["tasks_without_documents"] == ["litigation/no-docs"]
+    [warning] = report["warnings"]
+    assert warning["file"] == f"{tasks}/litigation/deposition/documents/exhibits/mixed.pdf"
+    assert warning["reason"].startswith("page 2: OCR confidence ") and "below 99" in warning["reason"]
+    assert report["problems"] == []
+
+    text = runner.invoke(app, ["validate", str(tmp_path / "bench"), "--config", str(config)]).output
+    assert "Paged documents" in text and "exhibits/mixed.pdf" in text
+    assert "1 warning(s)" in text and "Tasks without source documents: 1" in text
+    # with the default threshold (70) the same scan is clean
+    assert "warning" not in runner.invoke(app, ["validate", str(tmp_path / "bench")]).output

@@ -183,6 +183,7 @@ def test_drill_down_goes_from_a_system_to_a_task_to_its_verdicts_and_flags(repor
     )
     text = page.locator("#submission").inner_text()
     assert target["span"] in text and target["evidence_passage"] in text
+    assert f'Source evidence: lease.pdf, Page 4: {target["evidence_passage"]}' in text  # the page is cited
     assert errors == []
     page.close()
 
