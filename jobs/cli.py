@@ -286,6 +286,9 @@ def _print_summary(summary: SweepSummary, console: Console) -> None:
         if isinstance(value, list):
             value = len(value)
         t.add_row(key, f"{value:,.4f}" if isinstance(value, float) else f"{value:,}")
+    if s.get("ocr", {}).get("documents"):
+        o = s["ocr"]
+        t.add_row("ocr_pages", f"{o['pages_ocred']:,} recognised, {o['pages_cached']:,} cached ({o['wall_s']:.1f} s)")
     console.print(t)
     if s["rejections"]:
         console.print(f"[yellow]{s['rejected']} input(s) rejected (the rest of the sweep went on):[/]")

@@ -1,7 +1,8 @@
 """The sweep driver: stream submissions through the cluster, write shards, resume, show progress.
 
 Shape of a run:
-1. load the benchmark (tasks put once into the object store) and open the submission stream;
+1. OCR the benchmark's scans as Ray tasks into the OCR cache next to the runs (`jobs.ocr`), then
+   load the benchmark (tasks put once into the object store) and open the submission stream;
 2. one `VendorActor` per configured vendor (judges + auditor), a preflight call through each;
 3. the stream is cut into fixed shards (by position, so a resumed run cuts the same shards);
    shards whose submissions are all done are skipped; the rest go to `grade_shard` tasks, at
@@ -40,6 +41,7 @@ from rich.progress import (
 )
 
 from evalcore import fs
+from evalcore.benchmark.ocr import use_cache as use_ocr_cache
 from evalcore.calls import total_cost
 from evalcore.config import TribunalConfig, VendorMode
 from evalcore.errors import TribunalError
@@ -63,6 +65,7 @@ from evalcore.store import (
 from evalcore.vendors.preflight import preflight, raise_if_failed
 from jobs.actors import RemoteVendor, VendorActor
 from jobs.cost import CostWatch
+from jobs.ocr import ocr_before_grading
 
 if TYPE_CHECKING:
     from evalcore.benchmark.loader import BenchmarkLoad
@@ -124,6 +127,7 @@ class SweepSummary:
     max_cost_usd: float | None = None
     cost_capped: bool = False
     cost_message: str | None = None
+    ocr: dict[str, Any] = field(default_factory=dict, metadata={"doc": "The OCR step before grading (jobs.ocr)."})
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view (for _SUCCESS.json and --json)."""
@@ -602,14 +606,19 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
 
     console = console or Console(stderr=True)
     t0 = time.time()
-    bench = load_benchmark(opts.benchmark, limits=opts.config.input_limits)
+    scans = ocr_before_grading(opts.benchmark, opts.output, console, progress=opts.progress,
+                               start_ray=lambda: init_ray(opts.address, _env_for_workers()))
+    with use_ocr_cache(scans.cache_uri):  # every page the OCR tasks recognised is found here
+        bench = load_benchmark(opts.benchmark, limits=opts.config.input_limits)
+    for warning in bench.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
     tasks = bench.task_map()
     if not tasks:
         raise TribunalError(f"{opts.benchmark}: no loadable tasks ({len(bench.problems)} problem(s))")
     benchmark_hash = bench.content_hash()
     run_id = opts.run_id or default_run_id(benchmark_hash, opts.submissions, opts.config)
     run_uri = fs.join(opts.output, run_id)
-    summary = SweepSummary(run_id=run_id, run_uri=run_uri)
+    summary = SweepSummary(run_id=run_id, run_uri=run_uri, ocr=scans.as_dict())
 
     reuse_uris = [resolve_run_uri(opts.output, r) for r in opts.reuse]
     check_reusable(reuse_uris, opts.vendors)

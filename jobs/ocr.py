@@ -1,0 +1,156 @@
+"""OCR as Ray tasks before grading: a benchmark's scans are recognised once, spread over the cluster.
+
+Why before grading and not inside the benchmark load: the driver loads the benchmark on one
+machine, and OCR is the one slow part of loading (about half a second to a second per page per
+core); on a cluster the pages should be recognised by every node at once. So a sweep first lists
+the benchmark's PDFs and images, asks one small task per document which pages have no text layer
+and are not cached yet, then sends those pages, a few per task, to `ocr_pages` tasks anywhere on
+the cluster. Each task writes its pages to the OCR cache next to the runs (``<output>/_ocr``,
+local or S3); the benchmark load that follows finds every page there and recognises nothing.
+
+Resume is free: cached pages are not planned again, so a re-run sends no OCR task at all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import ray
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from evalcore import fs
+from evalcore.benchmark import ocr
+from evalcore.benchmark.documents import PAGED_KINDS, kind_of
+from evalcore.benchmark.loader import DOCUMENTS_FOLDER, TASKS_FOLDER
+
+OCR_CACHE_FOLDER = "_ocr"
+"""The OCR cache's folder under a sweep's output (``_``: not a run, not data)."""
+
+PAGES_PER_TASK = 4
+"""Pages one OCR task recognises: few enough to spread a long scan over the cluster, enough that
+re-reading the document for each task (one S3 GET) stays cheap."""
+
+
+@dataclass
+class OcrSummary:
+    """What the OCR step did before grading."""
+
+    cache_uri: str
+    documents: int = 0
+    pages_ocred: int = 0
+    pages_cached: int = 0
+    wall_s: float = 0.0
+    pages_by_node: dict[str, int] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able view."""
+        return dict(self.__dict__)
+
+
+def ocr_cache_uri(output: str) -> str:
+    """Where a sweep writing to ``output`` keeps the OCR of its benchmark's scans."""
+    return fs.join(output, OCR_CACHE_FOLDER)
+
+
+def paged_documents(benchmark: str) -> list[tuple[str, str]]:
+    """(uri, kind) of every PDF and image under the benchmark's tasks' documents/ folders."""
+    root = benchmark.rstrip("/")
+    tasks_root = root if fs.basename(root) == TASKS_FOLDER else fs.join(root, TASKS_FOLDER)
+    if not fs.is_dir(tasks_root):
+        return []
+    found = []
+    for uri in fs.list_files(tasks_root):
+        rel = fs.relative(uri, tasks_root)
+        parts = rel.split("/")
+        if any(p.startswith(".") or p.startswith("~$") for p in parts) or DOCUMENTS_FOLDER not in parts[:-1]:
+            continue
+        kind = kind_of(uri)
+        if kind in PAGED_KINDS:
+            found.append((uri, kind))
+    return sorted(found)
+
+
+@ray.remote(num_cpus=0.25, max_retries=2)
+def plan_document(uri: str, kind: str, cache_uri: str) -> tuple[list[int], int]:
+    """(pages of one document that still need OCR, pages already in the cache)."""
+    import hashlib
+
+    data = fs.read_bytes(uri)
+    sha = hashlib.sha256(data).hexdigest()
+    try:
+        wanted = ocr.pages_to_ocr(kind, data)
+    except Exception:  # a corrupt file: the benchmark load reports it by name
+        return [], 0
+    with ocr.use_cache(cache_uri):
+        todo = [n for n in wanted if ocr.cached_page(sha, n) is None]
+    return todo, len(wanted) - len(todo)
+
+
+@ray.remote(num_cpus=1, max_retries=2)
+def ocr_pages(uri: str, kind: str, numbers: list[int], cache_uri: str) -> dict[str, Any]:
+    """Recognise some pages of one document into the OCR cache; one CPU (tesseract is single-threaded)."""
+    data = fs.read_bytes(uri)
+    t0 = time.time()
+    with ocr.use_cache(cache_uri):
+        pages = ocr.ocr_document_pages(kind, data, numbers)
+    return {"pages": len(pages), "seconds": time.time() - t0, "node": ray.get_runtime_context().get_node_id()}
+
+
+def ocr_before_grading(
+    benchmark: str,
+    output: str,
+    console: Console,
+    *,
+    start_ray: Callable[[], None],
+    progress: bool = True,
+) -> OcrSummary:
+    """OCR every page of the benchmark that needs it into ``<output>/_ocr``, on the cluster.
+
+    ``start_ray`` attaches to the cluster (only called when there is a scan to plan). Failures
+    are recorded, not raised: a page whose task failed is recognised by the benchmark load itself,
+    and a document that cannot be read at all is reported there by name.
+    """
+    t0 = time.time()
+    summary = OcrSummary(cache_uri=ocr_cache_uri(output))
+    documents = paged_documents(benchmark)
+    summary.documents = len(documents)
+    if not documents:
+        return summary
+    start_ray()
+    plans = ray.get([plan_document.remote(uri, kind, summary.cache_uri) for uri, kind in documents])
+    jobs: list[tuple[str, str, list[int]]] = []
+    for (uri, kind), (todo, cached) in zip(documents, plans, strict=True):
+        summary.pages_cached += cached
+        jobs.extend((uri, kind, todo[i : i + PAGES_PER_TASK]) for i in range(0, len(todo), PAGES_PER_TASK))
+    total = sum(len(numbers) for _, _, numbers in jobs)
+    if total:
+        refs = {ocr_pages.remote(uri, kind, numbers, summary.cache_uri): (uri, numbers) for uri, kind, numbers in jobs}
+        columns = (TextColumn("OCR"), BarColumn(), MofNCompleteColumn(), TextColumn("pages"), TimeElapsedColumn())
+        with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+            task = bar.add_task("ocr", total=total)
+            pending = list(refs)
+            while pending:
+                ready, pending = ray.wait(pending, num_returns=1)
+                for ref in ready:
+                    uri, numbers = refs[ref]
+                    try:
+                        res = ray.get(ref)
+                    except Exception as exc:
+                        summary.failed.append(f"{uri} pages {numbers}: {type(exc).__name__}: {exc}"[:500])
+                        continue
+                    summary.pages_ocred += res["pages"]
+                    summary.pages_by_node[res["node"]] = summary.pages_by_node.get(res["node"], 0) + res["pages"]
+                    bar.advance(task, res["pages"])
+    summary.wall_s = time.time() - t0
+    if not progress or summary.failed:
+        console.print(
+            f"OCR: {summary.pages_ocred} page(s) recognised, {summary.pages_cached} cached, "
+            f"{summary.documents} PDF/image document(s), {summary.wall_s:.1f} s",
+            highlight=False,
+        )
+    return summary
