@@ -49,6 +49,10 @@ def grade_one(
     """Grade one submission with the chosen vendors; returns every row."""
     cfg = load_config(config_path, vendors=mode)
     task = load_task(task_dir, limits=cfg.input_limits)
+    for d in task.documents:  # a damaged but readable source: one line naming it
+        for warning in d.warnings:
+            Console(stderr=True).print(f"[yellow]warning:[/] {task_dir.rstrip('/')}/documents/{d.name}: {warning}",
+                                       highlight=False)
     submission = Submission(
         system="cli", task_id=task.id, deliverables=match_deliverables(task, files, cfg.input_limits)
     )
