@@ -134,7 +134,6 @@ class _Engine:
     def __init__(self) -> None:
         self._idle: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self._created = 0
         self._slots = threading.Semaphore(max(1, os.cpu_count() or 1))
         self.pages = 0
 
@@ -150,8 +149,6 @@ class _Engine:
         except ImportError as exc:
             raise OcrUnavailable("the OCR engine is not installed: `pip install tesserocr`") from exc
         path = tessdata_path()
-        with self._lock:
-            self._created += 1
         return tesserocr.PyTessBaseAPI(path=path.rstrip("/") + "/", lang=LANGUAGE)
 
     def recognise(self, image: Any) -> tuple[str, float]:

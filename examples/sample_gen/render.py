@@ -244,8 +244,9 @@ def _latin1(text: str) -> str:
 def make_scanned_pdf(path: str | Path, lines: list[str] | None = None) -> Path:
     """Write a PDF that looks like a scan: one page holding only an image, no text layer.
 
-    For other engineers' tests of the "a scan is reported by name" rule; deliberately not part
-    of the sample benchmark, which must validate cleanly.
+    Loading it OCRs the page (`evalcore.benchmark.ocr`); deliberately not part of the sample
+    benchmark, whose documents all have text layers. OCR tests build their scans with
+    `examples/sample_gen/scans.py` (known text, skew, noise).
     """
     path = Path(path)
     text = lines or [
