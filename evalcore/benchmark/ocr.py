@@ -292,19 +292,25 @@ def needs_ocr(layer_text: str) -> bool:
     return sum(1 for ch in layer_text if not ch.isspace()) < MIN_TEXT_LAYER_CHARS
 
 
+_PDFIUM = threading.Lock()
+"""PDFium is not thread-safe (not even across documents): one render at a time per process. A
+render is a fraction of a page's recognition, which runs outside the lock on every core."""
+
+
 def render_pdf_page(data: bytes, number: int, dpi: int = DPI) -> Any:
     """Page ``number`` (1-based) of a PDF as a PIL image at ``dpi``."""
     import pypdfium2
 
-    pdf = pypdfium2.PdfDocument(data)
-    try:
-        page = pdf[number - 1]
+    with _PDFIUM:
+        pdf = pypdfium2.PdfDocument(data)
         try:
-            return page.render(scale=dpi / 72).to_pil()
+            page = pdf[number - 1]
+            try:
+                return page.render(scale=dpi / 72).to_pil()
+            finally:
+                page.close()
         finally:
-            page.close()
-    finally:
-        pdf.close()
+            pdf.close()
 
 
 def pdf_pages(data: bytes, layer_texts: list[str], *, sha: str | None = None) -> PagedText:
