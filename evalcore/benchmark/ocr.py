@@ -218,7 +218,7 @@ def default_cache_uri() -> str | None:
 
 
 def cache_location() -> tuple[str | None, str | None]:
-    """(cache uri or None, S3 endpoint override) in force for this thread."""
+    """(cache uri or None, S3 endpoint override) in force now (process-wide: see `use_cache`)."""
     return _override if _override is not None else (default_cache_uri(), None)
 
 
@@ -249,7 +249,7 @@ def cached_page(sha: str, number: int) -> PageText | None:
         return None
     try:
         return PageText.model_validate_json(fs.read_bytes(_cache_file(root, sha, number), endpoint))
-    except (OSError, ValueError):
+    except (OSError, ValueError, TribunalError):  # absent or unreadable: recognise the page again
         return None
 
 
