@@ -15,13 +15,13 @@ from evalcore.benchmark.loader import load_task
 from evalcore.config import load_config
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators.serve import point_at_emulators
 from evalcore.grade import GradeResult, grade_submission
 from evalcore.instructions_only import SOURCE_NAME
 from evalcore.prompts import parse_prompt
 from evalcore.schema import Deliverable, Submission, Task
 from evalcore.vendors.registry import create_vendor
 from examples.sample_gen.scans import scanned_pdf
-from jobs.modes import point_at_emulators
 
 FAITHFUL = "The purchase price was $4,250,000, payable in three installments."  # page 1, verbatim
 ALTERED = "They agreed to extend it by ninety days, but only in writing, and that letter is Exhibit 12."
@@ -65,12 +65,12 @@ async def test_fabricated_quotation_of_a_scan_is_flagged_with_its_page_and_a_fai
     result, detect_prompts = await _grade(scan_task, memo)
 
     assert result.row.status == "complete" and result.row.audited
-    confirmed = [f for f in result.flags if f["status"] == "confirmed"]
-    assert [(f["evidence_document"], f["evidence_page"], f["category"]) for f in confirmed] == [
+    confirmed = [f for f in result.flags if f.status == "confirmed"]
+    assert [(f.evidence_document, f.evidence_page, f.category) for f in confirmed] == [
         ("deposition.pdf", "Page 2", "contradiction")
     ]
-    assert "ninety days" in str(confirmed[0]["span"])
-    assert not [f for f in result.flags if "4,250,000" in str(f["span"])]
+    assert "ninety days" in confirmed[0].span
+    assert not [f for f in result.flags if "4,250,000" in str(f.span)]
     # the auditor reads the page headings it is asked to cite
     assert detect_prompts and all("## Page 2 (OCR)" in p and "evidence_page" in p for p in detect_prompts)
 
@@ -98,8 +98,8 @@ async def test_task_without_documents_is_graded_and_audited_against_its_instruct
     assert len(result.verdicts) == 3 and result.row.task_score is not None
     assert result.row.audited
     # a fact the instructions state, contradicted: flagged with the instructions as its evidence
-    confirmed = [f for f in result.flags if f["status"] == "confirmed"]
-    assert [(f["span"], f["evidence_document"]) for f in confirmed] == [("$15,000", SOURCE_NAME)]
+    confirmed = [f for f in result.flags if f.status == "confirmed"]
+    assert [(f.span, f.evidence_document) for f in confirmed] == [("$15,000", SOURCE_NAME)]
     # specifics the instructions do not mention (the 30-day cure period) are out of scope
-    assert not [f for f in result.flags if "30-day" in str(f["span"])]
+    assert not [f for f in result.flags if "30-day" in str(f.span)]
     assert detect_prompts and all(f'name="{SOURCE_NAME}"' in p for p in detect_prompts)
