@@ -9,8 +9,11 @@ decides the answer, realistic usage (incl. prompt-cache hits) and a record of ev
         client = AsyncOpenAI(api_key="k", base_url=emu.base_url, max_retries=0)
 """
 
+from evalcore.emulators._batches import BatchItem, BatchStore, EmulatedBatch
 from evalcore.emulators._config import (
     AuthError,
+    BatchOutcome,
+    BatchSettings,
     Behaviour,
     BrokenBody,
     EmulatorConfig,
@@ -43,7 +46,12 @@ from evalcore.emulators.xai_server import XAIEmulator
 __all__ = [
     "AnthropicEmulator",
     "AuthError",
+    "BatchItem",
+    "BatchOutcome",
+    "BatchSettings",
+    "BatchStore",
     "Behaviour",
+    "EmulatedBatch",
     "BrokenBody",
     "EmulatedRequest",
     "EmulatorConfig",

@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import ClassVar, Self
 
+from evalcore.emulators._batches import BatchStore
 from evalcore.emulators._config import Behaviour, EmulatorConfig
 from evalcore.emulators._engine import EmulatorStats, Engine, RecordedRequest
 from evalcore.emulators.responders import Responder
@@ -32,6 +33,7 @@ class EmulatorBase(ABC):
     ) -> None:
         self.config = config or EmulatorConfig()
         self.engine = Engine(self.vendor, self.config, responder, self.id_prefix)
+        self.batches = BatchStore(self.engine, self.config.batch)
         self.bind_host = host
         self._requested_port = port
         self._port: int | None = None
@@ -61,6 +63,10 @@ class EmulatorBase(ABC):
     def push(self, *behaviours: Behaviour) -> None:
         """Append behaviours to the script (consumed in order, one per request)."""
         self.engine.push(*behaviours)
+
+    def advance(self, seconds: float) -> None:
+        """Move the batch clock forward: batches due by then end when next looked at."""
+        self.batches.advance(seconds)
 
     @abstractmethod
     async def start(self) -> None:

@@ -178,6 +178,32 @@ class ServerLimits(BaseModel):
     burst_s: float = Field(default=60.0, gt=0, le=60, description="Seconds of refill a bucket holds.")
 
 
+BatchOutcome = Literal["succeeded", "errored", "expired", "canceled"]
+
+
+class BatchSettings(BaseModel):
+    """How the emulated batch APIs behave (OpenAI Batch, Anthropic Message Batches, xAI BatchMgmt).
+
+    Time is the emulator's own clock (wall time plus whatever a test `advance`d it by), so a test
+    can let a batch finish, or run past its window, without waiting. A batch ends `completion_s`
+    after its creation if that is within `window_s`; otherwise it expires at `window_s` and every
+    request in it expires. Per-request outcomes come from `script` (consumed in order over every
+    batched request), then from `error_rate` (seeded).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    completion_s: float = Field(default=0.0, ge=0, description="Emulator-clock seconds until a batch ends.")
+    window_s: float = Field(default=86_400.0, gt=0, description="A batch not ended by then expires (24 h).")
+    error_rate: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered errored.")
+    script: list[BatchOutcome] = Field(
+        default_factory=list, description="Per-request outcomes, in submission order, before error_rate."
+    )
+    price_factor: float = Field(
+        default=0.5, gt=0, description="xAI's reported cost of a batched request, relative to online."
+    )
+
+
 class EmulatorConfig(BaseModel):
     """Everything that shapes one emulator's behaviour (the responder is passed separately)."""
 
@@ -225,6 +251,7 @@ class EmulatorConfig(BaseModel):
         gt=0,
         description="Keep only about the last N recorded requests (None = all); stats always count all.",
     )
+    batch: BatchSettings = Field(default_factory=BatchSettings)
     price: Price = Field(
         default_factory=lambda: Price(input=3.0, cached_input=0.75, output=15.0),
         description="Used for xAI's cost_in_usd_ticks (1 tick = 1e-10 USD).",

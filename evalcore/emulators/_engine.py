@@ -38,7 +38,7 @@ from evalcore.emulators._config import (
 )
 from evalcore.emulators._limits import RateLimiter, RateSnapshot
 from evalcore.emulators.responders import Answer, EmulatedRequest, OfflineResponder, Responder
-from evalcore.prompt_cache import PrefixCache
+from evalcore.prompt_cache import CachePlan, PrefixCache
 
 
 class Outcome(StrEnum):
@@ -389,6 +389,40 @@ class Engine:
         # Looked up on arrival, written when answering: a prefix is readable only once the
         # request that wrote it has started answering (simultaneous requests all miss).
         plan = self.cache.lookup(req.model, req.system, req.user, cache_breakpoints)
+        return await self._reply(req, rec, behaviour, plan)
+
+    async def answer_batched(
+        self,
+        req: EmulatedRequest,
+        *,
+        path: str,
+        body: dict[str, Any],
+        cache_breakpoints: Sequence[int] | None = None,
+    ) -> Decision:
+        """One request of a batch: the responder's answer with realistic usage, like an online call.
+
+        Why separate from `handle`: batch requests neither count toward the server's rate limits
+        nor take scripted online behaviours (a batch has its own script of per-request outcomes);
+        the answer, truncation, prompt caching and usage are the same code as online, so both
+        modes agree.
+        """
+        rec = self._record("POST", path, req.headers, body, req)
+        self._remember(rec)
+        self.stats.requests += 1
+        plan = self.cache.lookup(req.model, req.system, req.user, cache_breakpoints)
+        return await self._reply(req, rec, Reply(latency=0.0), plan, batched=True)
+
+    async def _reply(
+        self,
+        req: EmulatedRequest,
+        rec: RecordedRequest,
+        behaviour: Behaviour,
+        plan: CachePlan,
+        *,
+        batched: bool = False,
+    ) -> Decision:
+        """The answer (responder, malformed/truncated behaviours, max tokens) and its usage."""
+        input_tokens = self.tokens(req.system + req.user)
         outcome = Outcome.OK
         latency = self._sample_latency()
         if isinstance(behaviour, Hang):
@@ -445,7 +479,8 @@ class Engine:
             output_tokens=self.tokens(content) + reasoning,
             reasoning_tokens=reasoning,
         )
-        self.limiter.charge_output(usage.output_tokens)
+        if not batched:  # batch requests do not count toward the rate limits
+            self.limiter.charge_output(usage.output_tokens)
         self.stats.input_tokens += usage.input_tokens
         self.stats.cached_tokens += usage.cached_tokens
         self.stats.output_tokens += usage.output_tokens

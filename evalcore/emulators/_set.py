@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
 from typing import Literal, TypeVar
 
+from evalcore.emulators._batches import BatchStore
 from evalcore.emulators._config import Behaviour, EmulatorConfig
 from evalcore.emulators._engine import EmulatorStats, RecordedRequest
 from evalcore.emulators.anthropic_server import AnthropicEmulator
@@ -52,6 +54,10 @@ class EmulatorSet:
             anthropic or config, responder=responder, host=host, port=ports.get("anthropic", 0)
         )
         self.xai = XAIEmulator(xai or config, responder=responder, host=host, port=ports.get("xai", 0))
+        # one condition for the three batch stores, so a test can wait on all of them at once
+        self.changed = threading.Condition()
+        for emu in self.by_vendor().values():
+            emu.batches.changed = self.changed
 
     def by_vendor(self) -> dict[VendorKey, Emulator]:
         """The three emulators keyed like `VendorConfig.adapter`."""
@@ -155,6 +161,22 @@ class EmulatorThread:
             return list(self.emulators.by_vendor()[vendor].requests)
 
         return self.call(snap)
+
+    def advance(self, seconds: float) -> None:
+        """Move every emulator's batch clock forward (thread-safe)."""
+        for emu in self.emulators.by_vendor().values():
+            self._loop.call_soon_threadsafe(emu.advance, seconds)
+
+    def batch_stores(self) -> dict[VendorKey, BatchStore]:
+        """Each emulator's batch store (read its counters after `wait_batches`)."""
+        return {name: emu.batches for name, emu in self.emulators.by_vendor().items()}
+
+    def wait_batches(self, predicate: Callable[[dict[VendorKey, BatchStore]], bool], timeout_s: float) -> bool:
+        """Block until `predicate(stores)` holds (True) or `timeout_s` passes (False); no polling."""
+        stores = self.batch_stores()
+        deadline = time.monotonic() + timeout_s
+        with self.emulators.changed:
+            return self.emulators.changed.wait_for(lambda: predicate(stores), max(deadline - time.monotonic(), 0))
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop the servers and the thread (idempotent)."""

@@ -9,6 +9,8 @@ cache_creation). Prompt caching covers only the prefix up to a `cache_control` b
 
 from __future__ import annotations
 
+import json
+import re
 import secrets
 import string
 from datetime import UTC, datetime, timedelta
@@ -16,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from evalcore.emulators._batches import BatchItem, EmulatedBatch
 from evalcore.emulators._engine import Decision, Outcome
 from evalcore.emulators._http import BROKEN_BODY, HttpEmulator, bearer_key, join, read_json, text_of
 from evalcore.emulators._limits import RateSnapshot, seconds_text
@@ -41,6 +44,13 @@ def _anthropic_id(prefix: str) -> str:
 def _rfc3339_in(seconds: float) -> str:
     at = datetime.now(UTC) + timedelta(seconds=seconds)
     return at.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _rfc3339(unix: float) -> str:
+    return datetime.fromtimestamp(unix, UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def _rate_headers(rate: RateSnapshot) -> dict[str, str]:
@@ -119,7 +129,108 @@ class AnthropicEmulator(HttpEmulator):
         return self.origin
 
     def _routes(self) -> list[web.RouteDef]:
-        return [web.post("/v1/messages", self._messages)]
+        return [
+            web.post("/v1/messages", self._messages),
+            web.post("/v1/messages/batches", self._batch_create),
+            web.get("/v1/messages/batches/{batch_id}", self._batch_get),
+            web.get("/v1/messages/batches/{batch_id}/results", self._batch_results),
+            web.post("/v1/messages/batches/{batch_id}/cancel", self._batch_cancel),
+        ]
+
+    # -- message batches ------------------------------------------------------------------------
+
+    def _denied(self, request: web.Request) -> web.Response | None:
+        if self.batches.authorized(bearer_key(request)):
+            return None
+        return _error(401, "invalid x-api-key", _anthropic_id("req_"), {})
+
+    async def _batch_create(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        body = await read_json(request) or {}
+        entries = body.get("requests")
+        if not isinstance(entries, list) or not entries:
+            return _error(400, "requests: a non-empty list is required", _anthropic_id("req_"), {})
+        items: list[BatchItem] = []
+        for n, entry in enumerate(entries):
+            params = entry.get("params") if isinstance(entry, dict) else None
+            custom_id = entry.get("custom_id") if isinstance(entry, dict) else None
+            if (
+                not isinstance(params, dict)
+                or not isinstance(custom_id, str)
+                or not _CUSTOM_ID.fullmatch(custom_id)
+                or not isinstance(params.get("messages"), list)
+            ):
+                return _error(400, f"requests.{n}: needs a custom_id matching {_CUSTOM_ID.pattern} and "
+                              "params with model and messages", _anthropic_id("req_"), {})
+            items.append(BatchItem(custom_id, self._parse(params, headers), params, _cache_breakpoints(params)))
+        batch = self.batches.create("msgbatch_", "/v1/messages", items)
+        return web.json_response(self._render_batch(batch))
+
+    async def _batch_get(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        batch = self.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return _error(404, "batch not found", _anthropic_id("req_"), {})
+        await self.batches.refresh(batch)
+        return web.json_response(self._render_batch(batch))
+
+    async def _batch_cancel(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        batch = self.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return _error(404, "batch not found", _anthropic_id("req_"), {})
+        self.batches.cancel(batch)
+        return web.json_response(self._render_batch(batch))
+
+    async def _batch_results(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        batch = self.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return _error(404, "batch not found", _anthropic_id("req_"), {})
+        await self.batches.refresh(batch, poll=False)
+        if batch.state != "ended":
+            return _error(400, "batch is still processing", _anthropic_id("req_"), {})
+        lines = []
+        for item in batch.items.values():
+            result: dict[str, Any]
+            if item.outcome == "succeeded" and item.decision is not None:
+                result = {"type": "succeeded",
+                          "message": self._render(item.decision, item.request, _forced_tool(item.body))}
+            elif item.outcome == "errored":
+                result = {"type": "errored", "error": {"type": "error", "request_id": _anthropic_id("req_"),
+                                                       "error": {"type": "api_error", "message": item.error}}}
+            else:
+                result = {"type": item.outcome or "expired"}
+            lines.append(json.dumps({"custom_id": item.custom_id, "result": result}))
+        return web.Response(text="\n".join(lines) + "\n", content_type="application/binary")
+
+    def _render_batch(self, batch: EmulatedBatch) -> dict[str, Any]:
+        counts = batch.counts()
+        ended = batch.state == "ended"
+        return {
+            "id": batch.id,
+            "type": "message_batch",
+            "processing_status": "canceling" if batch.state == "cancelling" else batch.state,
+            "request_counts": {
+                "processing": counts["processing"],
+                "succeeded": counts["succeeded"],
+                "errored": counts["errored"],
+                "canceled": counts["canceled"],
+                "expired": counts["expired"],
+            },
+            "created_at": _rfc3339(batch.created_at),
+            "expires_at": _rfc3339(batch.expires_at),
+            "ended_at": _rfc3339(batch.ended_at) if batch.ended_at else None,
+            "archived_at": None,
+            "cancel_initiated_at": _rfc3339(batch.created_at) if batch.cancelled else None,
+            # absolute, as the real service sends it: the SDK GETs it verbatim
+            "results_url": f"{self.origin}/v1/messages/batches/{batch.id}/results" if ended else None,
+        }
 
     def _parse(self, body: dict[str, Any], headers: dict[str, str]) -> EmulatedRequest:
         system = body.get("system")

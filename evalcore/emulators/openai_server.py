@@ -7,6 +7,7 @@ must carry the exact shape the SDK turns into `RateLimitError`, `InternalServerE
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from evalcore.emulators._batches import BatchItem, EmulatedBatch
 from evalcore.emulators._engine import Decision, Outcome
 from evalcore.emulators._http import BROKEN_BODY, HttpEmulator, bearer_key, join, read_json, text_of
 from evalcore.emulators._limits import RateSnapshot, openai_duration, seconds_text
@@ -62,7 +64,22 @@ class OpenAIEmulator(HttpEmulator):
         return [
             web.post("/v1/responses", self._responses),
             web.post("/v1/chat/completions", self._chat),
+            web.post("/v1/files", self._file_create),
+            web.get("/v1/files/{file_id}", self._file_get),
+            web.get("/v1/files/{file_id}/content", self._file_content),
+            web.post("/v1/batches", self._batch_create),
+            web.get("/v1/batches/{batch_id}", self._batch_get),
+            web.post("/v1/batches/{batch_id}/cancel", self._batch_cancel),
         ]
+
+    _files: dict[str, tuple[dict[str, Any], bytes]] | None = None
+
+    @property
+    def files(self) -> dict[str, tuple[dict[str, Any], bytes]]:
+        """Uploaded and generated files: id -> (FileObject JSON, content)."""
+        if self._files is None:
+            self._files = {}
+        return self._files
 
     # -- request parsing ------------------------------------------------------------------------
 
@@ -179,6 +196,175 @@ class OpenAIEmulator(HttpEmulator):
             )
         )
         return web.json_response(render(d, req, body), headers=out)
+
+    # -- files and batches (the Batch API on /v1/responses) ------------------------------------
+
+    def _new_file(self, filename: str, purpose: str, data: bytes) -> dict[str, Any]:
+        obj: dict[str, Any] = {
+            "id": "file-" + secrets.token_hex(12),
+            "object": "file",
+            "bytes": len(data),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
+        self.files[obj["id"]] = (obj, data)
+        return obj
+
+    def _denied(self, request: web.Request) -> web.Response | None:
+        if self.batches.authorized(bearer_key(request)):
+            return None
+        return _error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key", {})
+
+    async def _file_create(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        form = await request.post()
+        upload = form.get("file")
+        purpose = str(form.get("purpose", ""))
+        if not isinstance(upload, web.FileField) or purpose != "batch":
+            return _error(400, "expected a multipart file with purpose=batch", "invalid_request_error", None, {})
+        return web.json_response(self._new_file(upload.filename or "input.jsonl", purpose, upload.file.read()))
+
+    async def _file_get(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        found = self.files.get(request.match_info["file_id"])
+        if found is None:
+            return _error(404, "No such File object", "invalid_request_error", None, {})
+        return web.json_response(found[0])
+
+    async def _file_content(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        found = self.files.get(request.match_info["file_id"])
+        if found is None:
+            return _error(404, "No such File object", "invalid_request_error", None, {})
+        return web.Response(body=found[1], content_type="application/octet-stream")
+
+    async def _batch_create(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        body = await read_json(request) or {}
+        endpoint = body.get("endpoint")
+        found = self.files.get(str(body.get("input_file_id")))
+        if found is None or endpoint not in ("/v1/responses", "/v1/chat/completions"):
+            return _error(400, "input_file_id must name an uploaded file and endpoint a supported one",
+                          "invalid_request_error", None, {})
+        if body.get("completion_window") != "24h":
+            return _error(400, "completion_window must be 24h", "invalid_request_error", None, {})
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        parse = self._parse_responses if endpoint == "/v1/responses" else self._parse_chat
+        items: list[BatchItem] = []
+        for n, line in enumerate(found[1].decode().splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                return _error(400, f"line {n} of the input file is not JSON", "invalid_request_error", None, {})
+            inner = entry.get("body") if isinstance(entry, dict) else None
+            if not isinstance(inner, dict) or entry.get("url") != endpoint or not entry.get("custom_id"):
+                return _error(400, f"line {n}: needs custom_id, url {endpoint} and a body",
+                              "invalid_request_error", None, {})
+            items.append(BatchItem(str(entry["custom_id"]), parse(inner, headers), inner))
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        batch = self.batches.create("batch_", str(endpoint), items, metadata)
+        batch.metadata["input_file_id"] = str(body["input_file_id"])
+        return web.json_response(self._render_batch(batch))
+
+    async def _batch_get(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        batch = self.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return _error(404, "No such batch", "invalid_request_error", None, {})
+        await self.batches.refresh(batch)
+        return web.json_response(self._render_batch(batch))
+
+    async def _batch_cancel(self, request: web.Request) -> web.StreamResponse:
+        if (denied := self._denied(request)) is not None:
+            return denied
+        batch = self.batches.get(request.match_info["batch_id"])
+        if batch is None:
+            return _error(404, "No such batch", "invalid_request_error", None, {})
+        self.batches.cancel(batch)
+        return web.json_response(self._render_batch(batch))
+
+    def _result_files(self, batch: EmulatedBatch) -> tuple[str | None, str | None]:
+        """The output and error files of an ended batch (made once, at its first look)."""
+        if "output_file_id" in batch.metadata:
+            return batch.metadata["output_file_id"] or None, batch.metadata["error_file_id"] or None
+        out: list[str] = []
+        err: list[str] = []
+        for item in batch.items.values():
+            line: dict[str, Any] = {"id": "batch_req_" + secrets.token_hex(12), "custom_id": item.custom_id}
+            d = item.decision
+            if item.outcome == "succeeded" and d is not None:
+                render = self._render_response if batch.endpoint == "/v1/responses" else self._render_chat
+                line["response"] = {"status_code": 200, "request_id": d.request_id,
+                                    "body": render(d, item.request, item.body)}
+                line["error"] = None
+                out.append(json.dumps(line))
+            elif item.outcome == "errored":
+                line["response"] = {"status_code": 500, "request_id": self.engine.new_id(),
+                                    "body": {"error": {"message": item.error, "type": "server_error",
+                                                       "param": None, "code": None}}}
+                line["error"] = None
+                err.append(json.dumps(line))
+            else:
+                code = "batch_expired" if item.outcome == "expired" else "batch_cancelled"
+                line["response"] = None
+                line["error"] = {"code": code, "message": item.error}
+                err.append(json.dumps(line))
+        ids: list[str] = []
+        for name, lines in (("output", out), ("errors", err)):
+            ids.append(self._new_file(f"{batch.id}_{name}.jsonl", "batch_output",
+                                      ("\n".join(lines) + "\n").encode())["id"] if lines else "")
+        batch.metadata["output_file_id"], batch.metadata["error_file_id"] = ids
+        return ids[0] or None, ids[1] or None
+
+    def _render_batch(self, batch: EmulatedBatch) -> dict[str, Any]:
+        counts = batch.counts()
+        ended = batch.state == "ended"
+        status = "in_progress"
+        if batch.state == "cancelling":
+            status = "cancelling"
+        elif ended:
+            status = "cancelled" if batch.cancelled else "expired" if batch.expired else "completed"
+        output_file_id, error_file_id = self._result_files(batch) if ended else (None, None)
+        at = int(batch.ended_at) if batch.ended_at else None
+        meta = {k: v for k, v in batch.metadata.items()
+                if k not in ("input_file_id", "output_file_id", "error_file_id")}
+        return {
+            "id": batch.id,
+            "object": "batch",
+            "endpoint": batch.endpoint,
+            "errors": None,
+            "input_file_id": batch.metadata.get("input_file_id", ""),
+            "completion_window": "24h",
+            "status": status,
+            "output_file_id": output_file_id,
+            "error_file_id": error_file_id,
+            "created_at": int(batch.created_at),
+            "in_progress_at": int(batch.created_at),
+            "expires_at": int(batch.expires_at),
+            "finalizing_at": at,
+            "completed_at": at if status == "completed" else None,
+            "failed_at": None,
+            "expired_at": at if status == "expired" else None,
+            "cancelling_at": int(batch.created_at) if batch.cancelled else None,
+            "cancelled_at": at if status == "cancelled" else None,
+            "request_counts": {
+                "total": len(batch.items),
+                "completed": counts["succeeded"],
+                "failed": len(batch.items) - counts["succeeded"] - counts["processing"],
+            },
+            "metadata": meta or None,
+        }
 
     # -- rendering ------------------------------------------------------------------------------
 

@@ -12,11 +12,14 @@ import json
 from typing import Any
 
 import grpc
+from google.protobuf.empty_pb2 import Empty
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.timestamp_pb2 import Timestamp
-from xai_sdk.proto import chat_pb2, chat_pb2_grpc, sample_pb2, usage_pb2
+from google.rpc import status_pb2
+from xai_sdk.proto import batch_pb2, batch_pb2_grpc, chat_pb2, chat_pb2_grpc, sample_pb2, usage_pb2
 
 from evalcore.emulators._base import EmulatorBase
+from evalcore.emulators._batches import BatchItem, BatchStore, EmulatedBatch
 from evalcore.emulators._engine import Decision, Engine, Outcome
 from evalcore.emulators._limits import RateSnapshot, openai_duration, seconds_text
 from evalcore.emulators.responders import EmulatedRequest
@@ -110,35 +113,169 @@ class _ChatServicer(chat_pb2_grpc.ChatServicer):
         return self._render(d, req)
 
     def _render(self, d: Decision, req: EmulatedRequest) -> chat_pb2.GetChatCompletionResponse:
-        u = d.usage
-        assert u is not None
-        price = self.engine.config.price
-        cost = price.cost(u.input_tokens, u.cached_tokens, u.output_tokens)
-        created = Timestamp()
-        created.GetCurrentTime()
-        finish = sample_pb2.REASON_MAX_LEN if d.finish == "length" else sample_pb2.REASON_STOP
-        return chat_pb2.GetChatCompletionResponse(
-            id=d.request_id,
-            outputs=[
-                chat_pb2.CompletionOutput(
-                    index=0,
-                    finish_reason=finish,
-                    message=chat_pb2.CompletionMessage(role=chat_pb2.ROLE_ASSISTANT, content=d.content),
-                )
-            ],
-            created=created,
-            model=req.model,
-            system_fingerprint="fp_emulated",
-            usage=usage_pb2.SamplingUsage(
-                prompt_tokens=u.input_tokens,
-                prompt_text_tokens=u.input_tokens,
-                cached_prompt_text_tokens=u.cached_tokens,
-                completion_tokens=u.output_tokens - u.reasoning_tokens,
-                reasoning_tokens=u.reasoning_tokens,
-                total_tokens=u.input_tokens + u.output_tokens,
-                cost_in_usd_ticks=round(cost * USD_TICKS),
+        return render_completion(d, req, self.engine.config.price.cost)
+
+
+def render_completion(
+    d: Decision, req: EmulatedRequest, cost_of: Any, factor: float = 1.0
+) -> chat_pb2.GetChatCompletionResponse:
+    """The GetCompletion answer for a decision; `factor` scales the reported cost (batch price)."""
+    u = d.usage
+    assert u is not None
+    cost = cost_of(u.input_tokens, u.cached_tokens, u.output_tokens) * factor
+    created = Timestamp()
+    created.GetCurrentTime()
+    finish = sample_pb2.REASON_MAX_LEN if d.finish == "length" else sample_pb2.REASON_STOP
+    return chat_pb2.GetChatCompletionResponse(
+        id=d.request_id,
+        outputs=[
+            chat_pb2.CompletionOutput(
+                index=0,
+                finish_reason=finish,
+                message=chat_pb2.CompletionMessage(role=chat_pb2.ROLE_ASSISTANT, content=d.content),
+            )
+        ],
+        created=created,
+        model=req.model,
+        system_fingerprint="fp_emulated",
+        usage=usage_pb2.SamplingUsage(
+            prompt_tokens=u.input_tokens,
+            prompt_text_tokens=u.input_tokens,
+            cached_prompt_text_tokens=u.cached_tokens,
+            completion_tokens=u.output_tokens - u.reasoning_tokens,
+            reasoning_tokens=u.reasoning_tokens,
+            total_tokens=u.input_tokens + u.output_tokens,
+            cost_in_usd_ticks=round(cost * USD_TICKS),
+        ),
+    )
+
+
+def _timestamp(unix: float) -> Timestamp:
+    ts = Timestamp()
+    ts.FromNanoseconds(int(unix * 1e9))
+    return ts
+
+
+_GRPC_ERROR = {"errored": grpc.StatusCode.INTERNAL, "expired": grpc.StatusCode.DEADLINE_EXCEEDED,
+               "canceled": grpc.StatusCode.CANCELLED}
+
+
+class _BatchServicer(batch_pb2_grpc.BatchMgmtServicer):
+    """xAI's BatchMgmt: create a batch, add requests to it, read its state and its results."""
+
+    def __init__(self, store: BatchStore) -> None:
+        self.store = store
+
+    async def _auth(self, context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
+        headers = {
+            k.lower(): (v if isinstance(v, str) else v.hex()) for k, v in context.invocation_metadata() or ()
+        }
+        auth = headers.get("authorization", "")
+        key = auth[7:].strip() if auth.lower().startswith("bearer ") else None
+        if not self.store.authorized(key or None):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "Invalid or missing API key.")
+        return headers
+
+    async def _batch(self, batch_id: str, context: grpc.aio.ServicerContext[Any, Any]) -> EmulatedBatch:
+        batch = self.store.get(batch_id)
+        if batch is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"batch {batch_id} not found")
+        assert batch is not None
+        return batch
+
+    def _render(self, batch: EmulatedBatch) -> batch_pb2.Batch:
+        counts = batch.counts()
+        price = self.store.engine.config.price
+        ticks = 0
+        for item in batch.items.values():
+            d = item.decision
+            if d is not None and d.usage is not None:
+                u = d.usage
+                cost = price.cost(u.input_tokens, u.cached_tokens, u.output_tokens) * self.store.settings.price_factor
+                ticks += round(cost * USD_TICKS)
+        out = batch_pb2.Batch(
+            batch_id=batch.id,
+            name=batch.metadata.get("name", ""),
+            create_time=_timestamp(batch.created_at),
+            expire_time=_timestamp(batch.expires_at),
+            state=batch_pb2.BatchState(
+                num_requests=len(batch.items),
+                num_pending=counts["processing"],
+                num_success=counts["succeeded"],
+                num_error=counts["errored"] + counts["expired"],
+                num_cancelled=counts["canceled"],
             ),
+            cost_breakdown=batch_pb2.BatchCostBreakdown(total_cost_usd_ticks=ticks),
         )
+        if batch.cancelled:
+            out.cancel_time.CopyFrom(_timestamp(batch.ended_at or batch.created_at))
+        return out
+
+    async def CreateBatch(  # noqa: N802 - the gRPC method name
+        self, request: batch_pb2.CreateBatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> batch_pb2.Batch:
+        await self._auth(context)
+        batch = self.store.create("batch_", _METHOD, [], {"name": request.name})
+        return self._render(batch)
+
+    async def AddBatchRequests(  # noqa: N802
+        self, request: batch_pb2.AddBatchRequestsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> Empty:
+        headers = await self._auth(context)
+        batch = await self._batch(request.batch_id, context)
+        if batch.state != "in_progress":
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"batch {batch.id} has ended")
+        items = []
+        for r in request.batch_requests:
+            if not r.batch_request_id or not r.HasField("completion_request"):
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "each request needs an id and a completion")
+            body = MessageToDict(r.completion_request, preserving_proto_field_name=True)
+            items.append(BatchItem(r.batch_request_id, _parse(r.completion_request, headers), body))
+        self.store.add(batch, items)
+        return Empty()
+
+    async def GetBatch(  # noqa: N802
+        self, request: batch_pb2.GetBatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> batch_pb2.Batch:
+        await self._auth(context)
+        batch = await self.store.refresh(await self._batch(request.batch_id, context))
+        return self._render(batch)
+
+    async def CancelBatch(  # noqa: N802
+        self, request: batch_pb2.CancelBatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> batch_pb2.Batch:
+        await self._auth(context)
+        batch = await self._batch(request.batch_id, context)
+        self.store.cancel(batch)
+        return self._render(await self.store.refresh(batch, poll=False))
+
+    async def ListBatchResults(  # noqa: N802
+        self, request: batch_pb2.ListBatchResultsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> batch_pb2.ListBatchResultsResponse:
+        await self._auth(context)
+        batch = await self.store.refresh(await self._batch(request.batch_id, context), poll=False)
+        done = [item for item in batch.items.values() if item.outcome is not None]
+        start = int(request.pagination_token or 0)
+        limit = request.limit or 100
+        page = done[start : start + limit]
+        results = []
+        for item in page:
+            if item.outcome == "succeeded" and item.decision is not None:
+                response = render_completion(
+                    item.decision, item.request, self.store.engine.config.price.cost, self.store.settings.price_factor
+                )
+                results.append(batch_pb2.BatchResult(
+                    batch_request_id=item.custom_id,
+                    response=batch_pb2.BatchResultData(completion_response=response),
+                ))
+            else:
+                code = _GRPC_ERROR.get(item.outcome or "errored", grpc.StatusCode.INTERNAL)
+                results.append(batch_pb2.BatchResult(
+                    batch_request_id=item.custom_id,
+                    error=status_pb2.Status(code=code.value[0], message=item.error),
+                ))
+        token = str(start + limit) if start + limit < len(done) else ""
+        return batch_pb2.ListBatchResultsResponse(results=results, pagination_token=token)
 
 
 class XAIEmulator(EmulatorBase):
@@ -173,6 +310,7 @@ class XAIEmulator(EmulatorBase):
             ]
         )
         chat_pb2_grpc.add_ChatServicer_to_server(_ChatServicer(self.engine), server)
+        batch_pb2_grpc.add_BatchMgmtServicer_to_server(_BatchServicer(self.batches), server)
         self._port = server.add_insecure_port(f"{self.bind_host}:{self._requested_port}")
         self.engine.open()
         await server.start()
