@@ -75,6 +75,18 @@ class Price(_Strict):
     cached_input: float = 0.0
     output: float = 0.0
 
+    batch: Price | None = Field(
+        default=None,
+        description="USD per 1M tokens through the vendor's batch API; None = half of the above "
+        "(what OpenAI, Anthropic and xAI charge for batches).",
+    )
+
+    def for_batch(self) -> Price:
+        """The prices of a batched call."""
+        if self.batch is not None:
+            return self.batch
+        return Price(input=self.input / 2, cached_input=self.cached_input / 2, output=self.output / 2)
+
     def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
         """Cost of one call; cached input tokens are a subset of input tokens, priced separately."""
         uncached = max(input_tokens - cached_input_tokens, 0)
@@ -116,6 +128,13 @@ class RetryPolicy(_Strict):
     bad_output_retries: int = Field(default=2, ge=0)
 
 
+class BatchLimits(_Strict):
+    """What one batch may hold for this vendor (its batch API's documented caps, or lower)."""
+
+    max_requests: int = Field(default=10_000, gt=0, description="Requests per batch.")
+    max_bytes: int = Field(default=100_000_000, gt=0, description="Serialized request bytes per batch.")
+
+
 class VendorConfig(_Strict):
     """One judge or auditor: which adapter, which model, its settings, limits and prices."""
 
@@ -135,6 +154,7 @@ class VendorConfig(_Strict):
     price: Price = Field(default_factory=Price)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     prompt_caching: bool = True
+    batch_limits: BatchLimits = Field(default_factory=BatchLimits)
     warm_prompt_cache: bool = Field(
         default=True,
         description="Send one rubric call per shared prefix and wait for its answer before the rest "
@@ -234,6 +254,21 @@ class InputLimits(_Strict):
     )
 
 
+class BatchConfig(_Strict):
+    """Batch mode: judge calls go through the vendors' batch APIs (half price, hours of latency).
+
+    Requests queue per vendor and are sent as one batch when `max_requests`/`max_bytes` of the
+    vendor's `batch_limits` is reached or `flush_interval_s` after the first request queued; each
+    batch is polled every `poll_interval_s`. Requests that come back errored, expired or cancelled
+    go into a later batch (or online with `retry_online`) under the vendor's retry policy.
+    """
+
+    enabled: bool = Field(default=False, description="tribunal sweep --batch sets this.")
+    flush_interval_s: float = Field(default=30.0, ge=0)
+    poll_interval_s: float = Field(default=60.0, gt=0)
+    retry_online: bool = Field(default=False, description="Retry failed batch requests online (full price).")
+
+
 class TribunalConfig(_Strict):
     """Everything a run needs besides its inputs; recorded (without secrets) in run.json."""
 
@@ -242,6 +277,7 @@ class TribunalConfig(_Strict):
     audit: AuditConfig = Field(default_factory=AuditConfig)
     prompt_budget: PromptBudget = Field(default_factory=PromptBudget)
     ocr: OcrConfig = Field(default_factory=OcrConfig)
+    batch: BatchConfig = Field(default_factory=BatchConfig)
     family_map: dict[str, str] = Field(
         default_factory=dict, description="Evaluated system name (or prefix) -> model family."
     )

@@ -49,6 +49,15 @@ def _usage(message: Message) -> Usage:
     )
 
 
+def read_message(message: Message) -> tuple[Usage, str, str | None]:
+    """(usage, answer text, why the answer is unusable or None), online and in batch results."""
+    if message.stop_reason == "max_tokens":
+        return _usage(message), "", "truncated output (stop_reason max_tokens)"
+    if message.stop_reason == "refusal":
+        return _usage(message), "", "the model refused (stop_reason refusal)"
+    return _usage(message), "".join(block.text for block in message.content if block.type == "text"), None
+
+
 class AnthropicVendor(AdapterBase[anthropic.AsyncAnthropic]):
     """Anthropic Messages judge: JSON-schema output, cached shared prefix, effort setting."""
 
@@ -76,33 +85,33 @@ class AnthropicVendor(AdapterBase[anthropic.AsyncAnthropic]):
             blocks.append({"type": "text", "text": request.varying_suffix or "."})
         return blocks
 
-    async def _attempt(
-        self, client: anthropic.AsyncAnthropic, request: JudgeRequest, schema: type[M], timeout_s: float
-    ) -> Attempt[M]:
+    def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
+        """The Messages request (the same online and as a message batch's `params`)."""
         output_config: dict[str, Any] = {"format": {"type": "json_schema", "schema": _output_schema(schema)}}
         if self.cfg.reasoning_effort:
             output_config["effort"] = self.cfg.reasoning_effort
-        kwargs: dict[str, Any] = {
+        return {
             "model": self.cfg.model,
             "max_tokens": request.max_output_tokens or self.cfg.max_output_tokens,
             "system": request.system_prompt,
             "messages": [{"role": "user", "content": self._content(request)}],
             "output_config": output_config,
-            "timeout": timeout_s,  # always explicit (see the module doc)
         }
-        raw = await client.messages.with_raw_response.create(**kwargs)
+
+    async def _attempt(
+        self, client: anthropic.AsyncAnthropic, request: JudgeRequest, schema: type[M], timeout_s: float
+    ) -> Attempt[M]:
+        # the timeout is always explicit (see the module doc)
+        raw = await client.messages.with_raw_response.create(**self.params(request, schema), timeout=timeout_s)
         rate = parse_rate_info(raw.headers)
         message = await raw.parse()
         if not isinstance(message, Message):
             raise NonModelBody(f"HTTP {raw.status_code}: the body is not a Message")
-        usage = _usage(message)
         request_id = raw.request_id or message.id
+        usage, text, problem = read_message(message)
         billing: dict[str, Any] = {"usage": usage, "request_id": request_id, "rate": rate}
-        if message.stop_reason == "max_tokens":
-            raise BadOutput("truncated output (stop_reason max_tokens)", **billing)
-        if message.stop_reason == "refusal":
-            raise BadOutput("the model refused (stop_reason refusal)", **billing)
-        text = "".join(block.text for block in message.content if block.type == "text")
+        if problem is not None:
+            raise BadOutput(problem, **billing)
         output = validate_output(schema, text, **billing)
         return Attempt(output, usage, request_id, None, rate)
 

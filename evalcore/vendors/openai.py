@@ -57,6 +57,17 @@ def _refusal(response: Response) -> str | None:
     return None
 
 
+def read_response(response: Response) -> tuple[Usage, str, str | None]:
+    """(usage, output text, why the answer is unusable or None), online and in batch results."""
+    if response.status == "incomplete":
+        reason = response.incomplete_details.reason if response.incomplete_details else None
+        return _usage(response), "", f"truncated output (status incomplete: {reason or 'unknown'})"
+    refusal = _refusal(response)
+    if refusal is not None:
+        return _usage(response), "", f"the model refused: {refusal[:120]!r}"
+    return _usage(response), response.output_text, None
+
+
 class OpenAIVendor(AdapterBase[openai.AsyncOpenAI]):
     """OpenAI Responses API judge: structured output, reasoning effort, prompt-cache key."""
 
@@ -73,37 +84,36 @@ class OpenAIVendor(AdapterBase[openai.AsyncOpenAI]):
     async def _close_client(self, client: openai.AsyncOpenAI) -> None:
         await client.close()
 
-    async def _attempt(
-        self, client: openai.AsyncOpenAI, request: JudgeRequest, schema: type[M], timeout_s: float
-    ) -> Attempt[M]:
+    def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
+        """The Responses request body (the same online and in a batch's JSONL line)."""
         kwargs: dict[str, Any] = {
             "model": self.cfg.model,
             "instructions": request.system_prompt,
             "input": request.user_text,
             "text": {"format": _text_format(schema)},
             "max_output_tokens": request.max_output_tokens or self.cfg.max_output_tokens,
-            "timeout": timeout_s,
         }
         if self.cfg.reasoning_effort:
             kwargs["reasoning"] = {"effort": self.cfg.reasoning_effort}
         if self.cfg.prompt_caching and request.shared_prefix:
             # routes calls sharing the long prefix to the same cache
             kwargs["prompt_cache_key"] = hashlib.sha256(request.shared_prefix.encode()).hexdigest()[:32]
-        raw = await client.responses.with_raw_response.create(**kwargs)
+        return kwargs
+
+    async def _attempt(
+        self, client: openai.AsyncOpenAI, request: JudgeRequest, schema: type[M], timeout_s: float
+    ) -> Attempt[M]:
+        raw = await client.responses.with_raw_response.create(**self.params(request, schema), timeout=timeout_s)
         rate = parse_rate_info(raw.headers)
         response = raw.parse()
         if not isinstance(response, Response):
             raise NonModelBody(f"HTTP {raw.status_code}: the body is not a Responses object")
-        usage = _usage(response)
         request_id = raw.request_id or response.id
+        usage, text, problem = read_response(response)
         billing: dict[str, Any] = {"usage": usage, "request_id": request_id, "rate": rate}
-        if response.status == "incomplete":
-            reason = response.incomplete_details.reason if response.incomplete_details else None
-            raise BadOutput(f"truncated output (status incomplete: {reason or 'unknown'})", **billing)
-        refusal = _refusal(response)
-        if refusal is not None:
-            raise BadOutput(f"the model refused: {refusal[:120]!r}", **billing)
-        output = validate_output(schema, response.output_text, **billing)
+        if problem is not None:
+            raise BadOutput(problem, **billing)
+        output = validate_output(schema, text, **billing)
         return Attempt(output, usage, request_id, None, rate)
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:

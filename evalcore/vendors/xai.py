@@ -50,6 +50,20 @@ def _metadata(exc: grpc.aio.AioRpcError) -> list[tuple[str, str | bytes]]:
     return items
 
 
+def read_chat_response(response: Any) -> tuple[Usage, str, str | None]:
+    """(usage, answer text, why the answer is unusable or None), online and in batch results."""
+    u = response.usage
+    usage = Usage(
+        input_tokens=u.prompt_tokens,
+        cached_input_tokens=u.cached_prompt_text_tokens,
+        output_tokens=u.completion_tokens,
+        reasoning_tokens=u.reasoning_tokens,
+    )
+    if response.finish_reason == "REASON_MAX_LEN":
+        return usage, "", "truncated output (finish_reason REASON_MAX_LEN)"
+    return usage, response.content, None
+
+
 class XAIVendor(AdapterBase[xai_sdk.AsyncClient]):
     """xAI (Grok) judge over gRPC: structured output, reported cost, no channel retries."""
 
@@ -70,9 +84,8 @@ class XAIVendor(AdapterBase[xai_sdk.AsyncClient]):
     async def _close_client(self, client: xai_sdk.AsyncClient) -> None:
         await client.close()
 
-    async def _attempt(
-        self, client: xai_sdk.AsyncClient, request: JudgeRequest, schema: type[M], timeout_s: float
-    ) -> Attempt[M]:
+    def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
+        """`chat.create` arguments (the same online and for a batched chat)."""
         kwargs: dict[str, Any] = {
             "model": self.cfg.model,
             "messages": [system(request.system_prompt), user(request.user_text)],
@@ -81,21 +94,20 @@ class XAIVendor(AdapterBase[xai_sdk.AsyncClient]):
         }
         if self.cfg.reasoning_effort:
             kwargs["reasoning_effort"] = self.cfg.reasoning_effort
-        chat = client.chat.create(**kwargs)
+        return kwargs
+
+    async def _attempt(
+        self, client: xai_sdk.AsyncClient, request: JudgeRequest, schema: type[M], timeout_s: float
+    ) -> Attempt[M]:
+        chat = client.chat.create(**self.params(request, schema))
         response = await chat.sample()
-        u = response.usage
-        usage = Usage(
-            input_tokens=u.prompt_tokens,
-            cached_input_tokens=u.cached_prompt_text_tokens,
-            output_tokens=u.completion_tokens,
-            reasoning_tokens=u.reasoning_tokens,
-        )
+        usage, text, problem = read_chat_response(response)
         cost = response.cost_usd
         request_id = response.id or None
         billing: dict[str, Any] = {"usage": usage, "cost_usd": cost, "request_id": request_id}
-        if response.finish_reason == "REASON_MAX_LEN":
-            raise BadOutput("truncated output (finish_reason REASON_MAX_LEN)", **billing)
-        output = validate_output(schema, response.content, **billing)
+        if problem is not None:
+            raise BadOutput(problem, **billing)
+        output = validate_output(schema, text, **billing)
         return Attempt(output, usage, request_id, cost, None)
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:
