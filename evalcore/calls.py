@@ -98,6 +98,7 @@ def call_row(
             cost_usd=result.cost_usd,  # bad outputs that were answered were paid for
             latency_s=0.0,
             reused_from=None,
+            batch_id=None,
             offline=cfg.adapter == "offline",
             response_json=None,
         )
@@ -122,6 +123,7 @@ def call_row(
         cost_usd=result.cost_usd,
         latency_s=result.latency_s,
         reused_from=result.reused_from,
+        batch_id=result.batch_id if result.reused_from is None else None,
         offline=result.offline,
         response_json=result.output.model_dump_json(),
     )

@@ -271,6 +271,7 @@ class CallRow(RowIdentity):
     latency_s: float = Field(default=0.0, description='Wall time of the logical call, retries included.')
     request_id: str | None = Field(default=None, description="The vendor's request id (x-request-id / request-id), for support tickets.")
     reused_from: str | None = Field(default=None, description="Run id whose paid call was reused.")
+    batch_id: str | None = Field(default=None, description="Vendor batch that answered the call (batch mode); null online.")
     offline: bool = Field(default=False, description='True when the answer came from the offline heuristics, not a model.')
     response_json: str | None = Field(default=None, description='The parsed answer as JSON: what reuse serves and what every score is derived from.')
     started_at: float = Field(default=0.0, description='Unix time the call started.')

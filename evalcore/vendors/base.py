@@ -66,6 +66,7 @@ class JudgeReply(BaseModel, Generic[T]):
     model: str
     offline: bool = False
     reused_from: str | None = Field(default=None, description="Run id, when served from a stored call.")
+    batch_id: str | None = Field(default=None, description="The vendor batch that answered (batch mode).")
 
 
 @runtime_checkable

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalcore.errors import ConfigError
 from evalcore.vendors.base import Vendor
+from evalcore.vendors.batch import BatchAPI
 
 if TYPE_CHECKING:  # the configuration validates `adapter:` against this registry, so it imports us
     from evalcore.config import VendorConfig
@@ -76,6 +77,59 @@ def _xai() -> AdapterFactory:
     from evalcore.vendors.xai import XAIVendor
 
     return XAIVendor
+
+
+_BATCH_REGISTRY: dict[str, Callable[[], Callable[..., BatchAPI]]] = {}
+
+
+def register_batch(name: str) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """Register a function that imports and returns the batch adapter class for `name`."""
+
+    def wrap(loader: Callable[[], Any]) -> Callable[[], Any]:
+        if name in _BATCH_REGISTRY:
+            raise ValueError(f"batch adapter {name!r} is registered twice")
+        _BATCH_REGISTRY[name] = loader
+        return loader
+
+    return wrap
+
+
+def has_batch_api(cfg: VendorConfig) -> bool:
+    """True when the adapter has a batch API (the offline adapter has none: it costs nothing)."""
+    return cfg.adapter in _BATCH_REGISTRY
+
+
+def create_batch_api(cfg: VendorConfig) -> BatchAPI:
+    """The batch adapter for one configuration entry (no network, no client yet)."""
+    loader = _BATCH_REGISTRY.get(cfg.adapter)
+    if loader is None:
+        raise ConfigError(
+            f"vendor {cfg.name!r}: adapter {cfg.adapter!r} has no batch API; "
+            f"batch adapters: {', '.join(sorted(_BATCH_REGISTRY))}"
+        )
+    api: BatchAPI = loader()(cfg)
+    return api
+
+
+@register_batch("openai")
+def _openai_batch() -> Any:
+    from evalcore.vendors.openai_batch import OpenAIBatch
+
+    return OpenAIBatch
+
+
+@register_batch("anthropic")
+def _anthropic_batch() -> Any:
+    from evalcore.vendors.anthropic_batch import AnthropicBatch
+
+    return AnthropicBatch
+
+
+@register_batch("xai")
+def _xai_batch() -> Any:
+    from evalcore.vendors.xai_batch import XAIBatch
+
+    return XAIBatch
 
 
 @register("offline")

@@ -1,0 +1,384 @@
+"""Batch mode behind the ordinary `Vendor` protocol: queue, submit, journal, poll, collect, retry.
+
+Why a `Vendor`: the methodology (`grade_submission`: Stage A, the audit decision, Stage 1, Stage 2)
+does not change in batch mode. Every submission in flight asks its judges as usual; a
+`BatchingVendor` queues those requests and sends them as one batch when the vendor's batch limits
+(requests, bytes) are reached or `flush_interval_s` after the first one queued. Since Stage A of
+every submission in flight arrives together, then their Stage 1 calls, then their Stage 2 calls,
+each stage is batched across submissions without the panel or the audit knowing.
+
+Never paying twice:
+* a batch's id and the request hashes in it are written to the journal (`evalcore.journal`)
+  before anything waits on it;
+* a request whose hash is in a journalled batch that has not failed it waits on (or collects
+  again) that batch instead of being submitted: a re-run after a crash polls the same batches;
+* a request that comes back errored, expired, cancelled or unusable goes into a later batch (or
+  online with `retry_online`) under the vendor's retry policy (attempt limits and bad-output
+  limit; the policy's deadline is for online calls and does not apply to day-long batches); when
+  the policy gives up, the call fails like an online call and the judge abstains.
+
+Preflight calls always go online (they check keys and models before a run, in seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalcore.config import BatchConfig
+from evalcore.errors import ErrorKind, VendorError
+from evalcore.journal import BatchJournal, BatchRecord
+from evalcore.vendors._adapter import BadOutput, validate_output
+from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Usage, Vendor
+from evalcore.vendors.batch import BatchAPI, BatchItemResult, BatchStatus
+from evalcore.vendors.retry import Failure, RetryState, next_delay
+
+log = logging.getLogger("evalcore.batching")
+
+MAX_POLL_FAILURES = 10
+
+
+class BatchPending(VendorError):
+    """`--detach`: the request is in a submitted batch that has not ended; a later run collects it."""
+
+
+class _SubmitFailed(Exception):
+    def __init__(self, kind: ErrorKind, cause: str) -> None:
+        super().__init__(cause)
+        self.kind = kind
+        self.cause = cause
+
+
+@dataclass
+class _Queued:
+    request: JudgeRequest
+    schema: type[BaseModel]
+    size: int
+    batch: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+def custom_id(request: JudgeRequest) -> str:
+    """The id a request has inside a batch: its request hash (64 hex chars, valid for all three)."""
+    return request.request_hash
+
+
+class BatchingVendor:
+    """A `Vendor` whose calls go through a vendor's batch API, durably (see the module doc)."""
+
+    def __init__(
+        self,
+        api: BatchAPI,
+        journal: BatchJournal,
+        settings: BatchConfig,
+        *,
+        online: Vendor | None = None,
+        detach: bool = False,
+        label: str = "tribunal",
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.api = api
+        self.cfg = api.cfg
+        self.name = api.cfg.name
+        self.family = api.cfg.family
+        self.model = api.cfg.model
+        self.journal = journal
+        self.settings = settings
+        self.online = online
+        self.detach = detach
+        self.label = label
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._queue: dict[str, _Queued] = {}
+        self._queue_bytes = 0
+        self._flush_timer: asyncio.Task[None] | None = None
+        self._flushing: set[asyncio.Task[None]] = set()
+        self._watchers: dict[str, asyncio.Task[dict[str, BatchItemResult]]] = {}
+        self.stats: Counter[str] = Counter()
+
+    # ------------------------------------------------------------------ the Vendor protocol
+    async def complete(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T]:
+        """One logical call through batches (retried in later batches); raises `VendorError`."""
+        if request.purpose == "preflight" and self.online is not None:
+            return await self.online.complete(request, schema)
+        state = RetryState()
+        billed = Usage()
+        cost = 0.0
+        request_id: str | None = None
+        tried: list[str] = []
+        started = self._clock()
+        cid = custom_id(request)
+        while True:
+            state.attempts += 1
+            record = self.journal.usable_batch(request.request_hash, skip=tried)
+            batch_id = record.batch_id if record is not None else None
+            try:
+                if batch_id is None:
+                    batch_id = await self._enqueue(request, schema)
+                else:
+                    self.stats["resumed_requests"] += 1
+                tried.append(batch_id)
+                results = await self._results(batch_id)
+                item = results.get(cid)
+                if item is None:
+                    raise _SubmitFailed(ErrorKind.TRANSIENT, f"batch {batch_id} returned no result for the request")
+                reply = self._reply(item, schema, batch_id, state, billed, cost, started)
+                if isinstance(reply, JudgeReply):
+                    self.stats["succeeded"] += 1
+                    return reply
+                billed, cost, request_id = reply
+                failure = Failure(ErrorKind.BAD_OUTPUT, None, self.api.redact(item.problem or item.error or ""))
+                self._mark(batch_id, cid, "bad_output")
+            except BatchPending:
+                raise
+            except _SubmitFailed as exc:
+                failure = Failure(exc.kind, None, self.api.redact(exc.cause))
+            state.record(failure)
+            self.stats["failed_attempts"] += 1
+            if next_delay(self.cfg.retry, failure, state, 0.0, self._rng) is None:
+                self.stats["failed"] += 1
+                raise VendorError(
+                    self.name, self.model, failure.kind, f"batch: {failure.cause}", attempts=state.attempts,
+                    request_id=request_id,
+                    billed_tokens=(billed.input_tokens, billed.cached_input_tokens, billed.output_tokens,
+                                   billed.reasoning_tokens),
+                    cost_usd=cost,
+                )
+            log.info("%s: batch attempt %d failed (%s), retrying: %s", self.name, state.attempts,
+                     failure.kind.value, failure.cause)
+            if self.settings.retry_online and self.online is not None:
+                self.stats["online_retries"] += 1
+                return await self.online.complete(request, schema)
+
+    async def complete_many(
+        self, requests: list[JudgeRequest], schema: type[T]
+    ) -> list[JudgeReply[T] | VendorError]:
+        """Concurrent `complete`; failures returned in place (they all land in the same batch)."""
+
+        async def one(r: JudgeRequest) -> JudgeReply[T] | VendorError:
+            try:
+                return await self.complete(r, schema)
+            except VendorError as exc:
+                return exc
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    async def aclose(self) -> None:
+        """Stop the timers and watchers of this process (the batches go on at the vendor)."""
+        for task in [*self._watchers.values(), *self._flushing]:
+            task.cancel()
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+        await self.api.aclose()
+        if self.online is not None:
+            await self.online.aclose()
+
+    # ------------------------------------------------------------------ answers
+    def _reply(
+        self,
+        item: BatchItemResult,
+        schema: type[T],
+        batch_id: str,
+        state: RetryState,
+        billed: Usage,
+        cost: float,
+        started: float,
+    ) -> JudgeReply[T] | tuple[Usage, float, str | None]:
+        """The reply, or (billed usage, cost, request id) so far when the answer is unusable."""
+        if item.status != "succeeded":
+            raise _SubmitFailed(ErrorKind.TRANSIENT, f"request {item.status} in batch {batch_id}: {item.error or ''}")
+        usage = item.usage
+        billed = Usage(
+            input_tokens=billed.input_tokens + usage.input_tokens,
+            cached_input_tokens=billed.cached_input_tokens + usage.cached_input_tokens,
+            output_tokens=billed.output_tokens + usage.output_tokens,
+            reasoning_tokens=billed.reasoning_tokens + usage.reasoning_tokens,
+        )
+        price = self.cfg.price.for_batch()
+        cost += (
+            item.cost_usd
+            if item.cost_usd is not None
+            else price.cost(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens)
+        )
+        if item.problem is not None:
+            return billed, cost, item.request_id
+        try:
+            output = validate_output(schema, item.text)
+        except BadOutput as exc:
+            item.problem = exc.reason
+            return billed, cost, item.request_id
+        return JudgeReply[schema](  # type: ignore[valid-type]
+            output=output,
+            usage=billed,
+            cost_usd=cost,
+            latency_s=self._clock() - started,
+            attempts=state.attempts,
+            request_id=item.request_id,
+            vendor=self.name,
+            model=self.model,
+            batch_id=batch_id,
+        )
+
+    # ------------------------------------------------------------------ queue and submit
+    async def _enqueue(self, request: JudgeRequest, schema: type[BaseModel]) -> str:
+        """Queue the request; returns the id of the batch it was submitted in."""
+        cid = custom_id(request)
+        queued = self._queue.get(cid)
+        if queued is None:
+            queued = _Queued(request, schema, self.api.request_bytes(request, schema))
+            limits = self.cfg.batch_limits
+            if self._queue and (
+                len(self._queue) >= limits.max_requests or self._queue_bytes + queued.size > limits.max_bytes
+            ):
+                self._flush_now()
+            self._queue[cid] = queued
+            self._queue_bytes += queued.size
+            if len(self._queue) >= limits.max_requests:
+                self._flush_now()
+            elif self._flush_timer is None:
+                self._flush_timer = asyncio.create_task(self._flush_later())
+        return await asyncio.shield(queued.batch)
+
+    async def _flush_later(self) -> None:
+        await self._sleep(self.settings.flush_interval_s)
+        self._flush_timer = None
+        self._flush_now()
+
+    def _flush_now(self) -> None:
+        if self._flush_timer is not None and self._flush_timer is not asyncio.current_task():
+            self._flush_timer.cancel()
+        self._flush_timer = None
+        items, self._queue, self._queue_bytes = self._queue, {}, 0
+        if items:
+            task = asyncio.create_task(self._submit(items))
+            self._flushing.add(task)
+            task.add_done_callback(self._flushing.discard)
+
+    async def flush(self) -> None:
+        """Send whatever is queued now and wait until it is submitted (used by --detach)."""
+        self._flush_now()
+        if self._flushing:
+            await asyncio.gather(*self._flushing, return_exceptions=True)
+
+    async def _submit(self, items: dict[str, _Queued]) -> None:
+        label = f"{self.label}-{self.name}-{int(time.time())}"
+        batch = [(cid, q.request, q.schema) for cid, q in items.items()]
+        try:
+            status = await self.api.submit(batch, label)
+        except Exception as exc:
+            kind = self.api.classify(exc).kind
+            cause = f"submitting a batch of {len(items)} failed: {self.api.redact(str(exc))[:300]}"
+            log.warning("%s: %s", self.name, cause)
+            for q in items.values():
+                if not q.batch.done():
+                    q.batch.set_exception(_SubmitFailed(kind, cause))
+                    q.batch.exception()
+            return
+        record = BatchRecord(
+            vendor=self.name,
+            model=self.model,
+            batch_id=status.batch_id,
+            requests={cid: q.request.request_hash for cid, q in items.items()},
+            purposes=dict(Counter(q.request.purpose for q in items.values())),
+            vendor_status=status.vendor_status,
+            expires_at=status.expires_at,
+        )
+        self.journal.save(record)  # before anyone waits on the batch
+        self.stats["batches_submitted"] += 1
+        self.stats["requests_submitted"] += len(items)
+        for q in items.values():
+            if not q.batch.done():
+                q.batch.set_result(status.batch_id)
+
+    # ------------------------------------------------------------------ poll and collect
+    def _results(self, batch_id: str) -> asyncio.Future[dict[str, BatchItemResult]]:
+        watcher = self._watchers.get(batch_id)
+        if watcher is None:
+            watcher = asyncio.ensure_future(self._watch(batch_id))
+            self._watchers[batch_id] = watcher
+        return asyncio.shield(watcher)
+
+    async def _watch(self, batch_id: str) -> dict[str, BatchItemResult]:
+        """Poll until the batch ends, collect it once, record every outcome in the journal."""
+        record = self.journal.records[batch_id]
+        failures = 0
+        first = True
+        while True:
+            try:
+                status = await self.api.poll(batch_id)
+                failures = 0
+            except Exception as exc:
+                kind = self.api.classify(exc).kind
+                failures += 1
+                cause = f"polling batch {batch_id} failed: {self.api.redact(str(exc))[:300]}"
+                if kind is ErrorKind.FATAL or failures >= MAX_POLL_FAILURES:
+                    self._watchers.pop(batch_id, None)
+                    raise _SubmitFailed(kind, cause) from None
+                log.warning("%s: %s (will poll again)", self.name, cause)
+                await self._sleep(self.settings.poll_interval_s)
+                continue
+            self.stats["polls"] += 1
+            self._update(record, status)
+            if status.ended:
+                break
+            if self.detach:
+                self._watchers.pop(batch_id, None)
+                raise BatchPending(
+                    self.name, self.model, ErrorKind.TRANSIENT,
+                    f"in batch {batch_id} ({status.vendor_status}); --detach: run the same command again to collect",
+                    attempts=0,
+                )
+            if first:
+                first = False
+            await self._sleep(self.settings.poll_interval_s)
+        try:
+            items = await self.api.collect(batch_id)
+        except Exception as exc:
+            self._watchers.pop(batch_id, None)  # the next caller polls and collects again
+            raise _SubmitFailed(self.api.classify(exc).kind,
+                                f"collecting batch {batch_id} failed: {self.api.redact(str(exc))[:300]}") from None
+        by_id = {item.custom_id: item for item in items}
+        record.outcomes = {
+            cid: ("bad_output" if item.status == "succeeded" and item.problem else item.status)
+            for cid, item in by_id.items()
+            if cid in record.requests
+        }
+        record.phase = "collected"
+        self.journal.save(record)
+        self.stats["batches_collected"] += 1
+        return by_id
+
+    def _update(self, record: BatchRecord, status: BatchStatus) -> None:
+        """Save the record when what `tribunal status` shows has changed."""
+        before = (record.vendor_status, record.succeeded, record.failed, record.phase)
+        record.vendor_status = status.vendor_status
+        record.succeeded, record.failed = status.succeeded, status.failed
+        record.expires_at = status.expires_at or record.expires_at
+        if status.ended and record.phase == "submitted":
+            record.phase = "ended"
+            record.ended_at = time.time()
+        if (record.vendor_status, record.succeeded, record.failed, record.phase) != before:
+            self.journal.save(record)
+
+    def _mark(self, batch_id: str, cid: str, outcome: Any) -> None:
+        record = self.journal.records.get(batch_id)
+        if record is not None and record.outcomes.get(cid) != outcome:
+            record.outcomes[cid] = outcome
+            with contextlib.suppress(OSError):  # the attempt is retried anyway; the mark only saves a re-collect
+                self.journal.save(record)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Counters and queue state (for progress and --detach)."""
+        return {**self.stats, "queued": len(self._queue), "flushing": len(self._flushing),
+                "watching": len(self._watchers)}
