@@ -380,5 +380,7 @@ class BatchingVendor:
 
     def snapshot(self) -> dict[str, Any]:
         """Counters and queue state (for progress and --detach)."""
-        return {**self.stats, "queued": len(self._queue), "flushing": len(self._flushing),
+        base = dict.fromkeys(("batches_submitted", "requests_submitted", "batches_collected", "resumed_requests",
+                              "succeeded", "failed", "failed_attempts", "online_retries", "polls"), 0)
+        return {**base, **self.stats, "queued": len(self._queue), "flushing": len(self._flushing),
                 "watching": len(self._watchers)}

@@ -6,7 +6,8 @@ vendor entry in the cluster, its budget *is* that entry's cluster-wide budget. T
 account (the default OpenAI judge and the auditor) split the account's limits between them in the
 configuration, so together they stay under it. It also holds the store of paid
 calls (this run's and `--reuse` runs'), so a call already paid for is never sent again, whatever
-worker asks. Calls into it are coarse (all criteria of one submission for this judge); it fans
+worker asks. In batch mode it also holds the vendor's batch queue and journal (`BatchingVendor`):
+requests from every shard in flight meet there, so one batch spans many submissions. Calls into it are coarse (all criteria of one submission for this judge); it fans
 them out in its event loop.
 """
 
@@ -17,23 +18,37 @@ from typing import Any
 
 import ray
 
-from evalcore.config import VendorConfig
+from evalcore.batching import BatchingVendor
+from evalcore.config import BatchConfig, VendorConfig
 from evalcore.cost_cap import CapState, CostLedger
 from evalcore.errors import VendorError
+from evalcore.journal import BatchJournal
 from evalcore.reuse import ReusingVendor
 from evalcore.store import stored_calls
-from evalcore.vendors.base import JudgeReply, JudgeRequest, T
+from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Vendor
+from evalcore.vendors.registry import create_batch_api, create_vendor, has_batch_api
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3, max_concurrency=2000)  # type: ignore[call-overload]
 class VendorActor:
     """Holds one vendor's client, budget, retry policy and paid-call store for a whole run."""
 
-    def __init__(self, cfg: dict[str, Any], run_id: str, stored_run_uris: list[str], ledger: Any = None) -> None:
+    def __init__(
+        self,
+        cfg: dict[str, Any],
+        run_id: str,
+        stored_run_uris: list[str],
+        ledger: Any = None,
+        batch: dict[str, Any] | None = None,
+        detach: bool = False,
+    ) -> None:
         self.cfg = VendorConfig.model_validate(cfg)
         self.ledger = ledger  # a CostCapActor handle when the sweep has --max-cost
         self.run_id = run_id
-        self.stored_run_uris = stored_run_uris
+        self.stored_run_uris = stored_run_uris  # this run's folder first
+        self.batch = BatchConfig.model_validate(batch) if batch else None
+        self.detach = detach
+        self.batching: BatchingVendor | None = None
         self.vendor: ReusingVendor | None = None
         self.started = time.time()
         self.stats_: dict[str, float] = {
@@ -51,13 +66,19 @@ class VendorActor:
     async def _vendor(self) -> ReusingVendor:
         # Created lazily inside the actor's event loop: SDK clients are tied to one loop.
         if self.vendor is None:
-            from evalcore.vendors.registry import create_vendor
-
             stored = stored_calls(self.stored_run_uris, self.cfg.name)
-            paid = create_vendor(self.cfg)
-            if self.ledger is not None and hasattr(paid, "spend_guard"):  # stored answers never reach it
-                paid.spend_guard = RemoteLedger(self.ledger)
-            self.vendor = ReusingVendor(paid, stored, self.run_id)
+            inner: Vendor = create_vendor(self.cfg)
+            if self.ledger is not None and hasattr(inner, "spend_guard"):  # stored answers never reach it
+                inner.spend_guard = RemoteLedger(self.ledger)
+            if self.batch is not None and self.batch.enabled and has_batch_api(self.cfg):
+                # the journal is (re)read here: a restarted actor or a re-run polls the same batches
+                journal = BatchJournal.load(self.stored_run_uris[0], self.cfg.name)
+                self.batching = BatchingVendor(
+                    create_batch_api(self.cfg), journal, self.batch, online=inner, detach=self.detach,
+                    label=self.run_id,
+                )
+                inner = self.batching
+            self.vendor = ReusingVendor(inner, stored, self.run_id)
         return self.vendor
 
     async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[dict[str, Any] | VendorError]:
@@ -88,7 +109,9 @@ class VendorActor:
 
     async def stats(self) -> dict[str, float]:
         """Counters since this actor (re)started, for live progress."""
-        return {**self.stats_, "uptime_s": time.time() - self.started}
+        batch = self.batching.snapshot() if self.batching is not None else {}
+        return {**self.stats_, **{f"batch_{k}": float(v) for k, v in batch.items()},
+                "uptime_s": time.time() - self.started}
 
     async def close(self) -> None:
         """Close the SDK client."""

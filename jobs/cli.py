@@ -226,6 +226,15 @@ def sweep(
         float | None,
         typer.Option("--max-cost", min=0.0, help="Stop before any call could make this command spend more than USD (exit 3; run again to continue)."),
     ] = None,
+    batch: Annotated[
+        bool | None,
+        typer.Option("--batch/--online", help="Judge calls through the vendors' batch APIs (half price, "
+                     "up to 24 h) or online. Default: `batch.enabled` in the configuration (off)."),
+    ] = None,
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Batch mode: submit what can be submitted and exit; run the same "
+                           "command again later to collect (and submit the next stage).")
+    ] = False,
 ) -> None:
     """Grade every submission of a benchmark on Ray and write the run's tables.
 
@@ -242,6 +251,7 @@ def sweep(
         tribunal sweep examples/sample -s examples/sample/submissions -o runs --vendors emulated
     """
     from evalcore.config import load_config
+    from jobs.batch import with_batch
     from jobs.modes import load_personas, vendor_mode
     from jobs.sweep import SweepOptions, run_sweep
 
@@ -251,13 +261,16 @@ def sweep(
         os.environ["AWS_ENDPOINT_URL_S3"] = endpoint_url
     console = Console(stderr=True)
     try:
-        cfg = load_config(config, vendors=vendors)
+        cfg = with_batch(load_config(config, vendors=vendors), batch, emulated=vendors == "emulated")
+        if detach and not cfg.batch.enabled:
+            raise typer.BadParameter("--detach needs batch mode (--batch, or batch.enabled in the config)")
         panel = load_personas(personas, cfg, benchmark, submissions) if personas else None
         with vendor_mode(cfg, vendors, panel) as run_cfg:
             opts = SweepOptions(
                 benchmark=benchmark, submissions=submissions, output=output, config=run_cfg,
                 vendors=vendors, run_id=run_id, address=address, reuse=list(reuse or []),
                 shard_size=shard_size, max_in_flight=max_in_flight, progress=progress, max_cost_usd=max_cost,
+                detach=detach,
             )
             summary = run_sweep(opts, console)
     except TribunalError as exc:
@@ -266,12 +279,47 @@ def sweep(
     _print_summary(summary, console)
     if summary.cost_message:
         console.print(f"[yellow]{summary.cost_message}[/]")
+    if detach and summary.incomplete:
+        console.print(f"[yellow]--detach:[/] batches submitted; `tribunal status {summary.run_uri}` shows them; "
+                      "run the same command again to collect")
+        raise typer.Exit(3)
     if reduce_after and not summary.interrupted:
         _reduce_and_show(summary.run_uri)
     if summary.interrupted:
         raise typer.Exit(130)
     if summary.incomplete or summary.failed_shards or summary.cost_capped:
         raise typer.Exit(3)
+
+
+@app.command()
+def status(
+    run: Annotated[str, typer.Argument(help="A run folder (local or s3://), e.g. runs/run-2f1c….")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+) -> None:
+    """Show a run: every batch per vendor (submitted, in progress, done, failed, expires at) and
+    the run's progress. Reads only the run folder (the batch journal and the submissions table);
+    no vendor is contacted.
+
+    Example:
+
+        tribunal status runs/run-2f1c0a9b3d4e
+    """
+    from jobs.batch import render_status, run_status
+
+    if endpoint_url:
+        os.environ["AWS_ENDPOINT_URL_S3"] = endpoint_url
+    try:
+        report = run_status(run)
+    except TribunalError as exc:
+        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        raise typer.Exit(1) from exc
+    if as_json:
+        import json as _json
+
+        print(_json.dumps(report.as_dict(), indent=1, default=str))
+    else:
+        render_status(report, Console())
 
 
 def _print_summary(summary: SweepSummary, console: Console) -> None:

@@ -87,6 +87,8 @@ class SweepOptions:
     max_in_flight: int = 8
     progress: bool = True
     max_cost_usd: float | None = None
+    detach: bool = False
+    """Batch mode: submit what can be submitted, do not wait for batches; a later run collects."""
 
     def __post_init__(self) -> None:
         """The CLI validates these too; a library caller gets the same refusal, not a hang or an escape."""
@@ -401,13 +403,19 @@ def init_ray(address: str, env: dict[str, str], *, attempts: int = 3, **extra: A
             ray.shutdown()
 
 
-def start_actors(config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None) -> dict[str, Any]:
-    """One VendorActor per configured vendor, named per run so a driver restart finds them."""
+def start_actors(
+    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None, detach: bool = False
+) -> dict[str, Any]:
+    """One VendorActor per configured vendor, named per run so a driver restart finds them.
+
+    In batch mode each actor also gets the batch settings: it queues its vendor's requests into
+    batches journalled in the run folder (`stored_runs[0]`)."""
+    batch = config.batch.model_dump(mode="json") if config.batch.enabled else None
     actors = {}
     for cfg in config.vendors():
         actors[cfg.name] = VendorActor.options(  # type: ignore[attr-defined]
             name=f"tribunal:{run_id}:{cfg.name}", get_if_exists=True, lifetime=None
-        ).remote(cfg.model_dump(mode="json"), run_id, stored_runs, ledger)
+        ).remote(cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach)
     return actors
 
 
@@ -479,6 +487,10 @@ class _Progress:
             prev_t, prev_c = self.last.get(name, (now, calls))
             rate = (calls - prev_c) / (now - prev_t) if now > prev_t else 0.0
             self.last[name] = (now, calls)
+            if "batch_batches_submitted" in s:  # batch mode: batches sent and still awaited
+                parts.append(f"{name} batches={int(s['batch_batches_submitted'])} "
+                             f"open={int(s.get('batch_watching', 0))} queued={int(s.get('batch_queued', 0))}")
+                continue
             parts.append(f"{name} {rate:,.0f}/s 429s={int(s.get('rate_limited', 0))}")
         self.progress.update(self.task, completed=done, detail=f"{self.cost_text(cost)} | " + " | ".join(parts))
 
@@ -636,7 +648,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                     if not index.is_done(s.id, s.content_hash()))
     watch = CostWatch.start(opts.config, tasks, pending_subs, opts.max_cost_usd)
     summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
-    actors = start_actors(opts.config, run_id, [run_uri, *reuse_uris], watch.ledger)
+    actors = start_actors(opts.config, run_id, [run_uri, *reuse_uris], watch.ledger, opts.detach)
     needs_preflight = True  # done lazily: a finished run sends no call at all
 
     task_refs = {tid: ray.put(t) for tid, t in tasks.items()}

@@ -1,0 +1,120 @@
+"""Batch mode on the driver side: switching a configuration to batch mode, and `tribunal status`.
+
+Why here and not in the sweep: the sweep itself does not change in batch mode (each vendor actor
+holds a `evalcore.batching.BatchingVendor`, which queues, journals, polls and collects); what the
+driver adds is the switch, and a way to look at a run whose batches may take a day: every batch
+per vendor (submitted, in progress, done, failed, expires at), read from the run folder's
+journal, and the run's progress, read from its submissions table. Reading status sends no call.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from evalcore import fs
+from evalcore.config import TribunalConfig
+from evalcore.errors import TribunalError
+from evalcore.journal import BatchRecord, load_all
+from evalcore.store import RUN_RECORD, SUCCESS, read_json, read_table
+
+EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}
+"""Batch timing when the vendors are our emulators (their batches end as soon as they are due)."""
+
+
+def with_batch(config: TribunalConfig, enabled: bool | None, *, emulated: bool = False) -> TribunalConfig:
+    """The configuration with batch mode switched on or off (`None`: as configured)."""
+    batch = config.batch
+    if enabled is not None:
+        batch = batch.model_copy(update={"enabled": enabled})
+    if emulated and batch.enabled:
+        batch = batch.model_copy(update=EMULATED_TIMING)
+    return config.model_copy(update={"batch": batch})
+
+
+@dataclass
+class RunStatus:
+    """What `tribunal status` shows about one run."""
+
+    run_uri: str
+    run_id: str
+    batch_mode: bool
+    finished: bool
+    submissions: dict[str, int] = field(default_factory=dict)  # latest status -> count
+    batches: dict[str, list[BatchRecord]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON view (`tribunal status --json`)."""
+        return {
+            "run_uri": self.run_uri,
+            "run_id": self.run_id,
+            "batch_mode": self.batch_mode,
+            "finished": self.finished,
+            "submissions": self.submissions,
+            "batches": {v: [r.model_dump(exclude={"outcomes", "requests"}) | {"requests": len(r.requests)}
+                            for r in records] for v, records in self.batches.items()},
+        }
+
+
+def run_status(run_uri: str) -> RunStatus:
+    """Read a run's record, journal and submissions table (no vendor is contacted)."""
+    record_uri = fs.join(run_uri, RUN_RECORD)
+    if not fs.exists(record_uri):
+        raise TribunalError(f"{run_uri}: not a run folder (no {RUN_RECORD})")
+    record = read_json(record_uri)
+    latest: dict[str, tuple[float, str]] = {}
+    t = read_table(run_uri, "submissions", columns=["submission_id", "status", "graded_at"])
+    for sid, status, at in zip(t.column("submission_id").to_pylist(), t.column("status").to_pylist(),
+                               t.column("graded_at").to_pylist(), strict=True):
+        if sid not in latest or at >= latest[sid][0]:
+            latest[sid] = (at, status)
+    counts: dict[str, int] = {}
+    for _, status in latest.values():
+        counts[status] = counts.get(status, 0) + 1
+    return RunStatus(
+        run_uri=run_uri,
+        run_id=str(record.get("run_id", fs.basename(run_uri))),
+        batch_mode=bool(record.get("config", {}).get("batch", {}).get("enabled", False)),
+        finished=fs.exists(fs.join(run_uri, SUCCESS)),
+        submissions=counts,
+        batches=load_all(run_uri),
+    )
+
+
+def _when(unix: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(unix)) if unix else "-"
+
+
+def _state(r: BatchRecord) -> str:
+    if r.phase == "collected":
+        return "done" if not r.failed and not any(o != "succeeded" for o in r.outcomes.values()) else "done (some failed)"
+    if r.phase == "ended":
+        return "ended (not collected)"
+    return "in progress" if r.vendor_status not in ("submitted", "validating") else "submitted"
+
+
+def render_status(status: RunStatus, console: Console) -> None:
+    """One table per vendor of its batches, then the run's progress."""
+    graded = sum(status.submissions.values())
+    progress = ", ".join(f"{n} {s}" for s, n in sorted(status.submissions.items())) or "nothing graded yet"
+    console.print(f"[bold]{status.run_id}[/] ({status.run_uri}) — {'batch' if status.batch_mode else 'online'} "
+                  f"mode, {'finished' if status.finished else 'not finished'}; submissions: {graded} graded "
+                  f"({progress})")
+    if not status.batches:
+        console.print("no batches submitted")
+        return
+    for vendor, records in sorted(status.batches.items()):
+        t = Table(title=f"{vendor}: {len(records)} batch(es)")
+        for col in ("batch", "state", "vendor status", "requests", "succeeded", "failed", "submitted", "expires at"):
+            t.add_column(col)
+        for r in records:
+            failed = r.failed or sum(1 for o in r.outcomes.values() if o != "succeeded")
+            t.add_row(r.batch_id, _state(r), r.vendor_status, str(len(r.requests)), str(r.succeeded),
+                      str(failed), _when(r.submitted_at), _when(r.expires_at))
+        console.print(t)
+    open_batches = sum(1 for rs in status.batches.values() for r in rs if r.phase != "collected")
+    console.print(f"{open_batches} batch(es) not collected yet" if open_batches else "every batch collected")
