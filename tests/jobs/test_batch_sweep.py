@@ -1,0 +1,183 @@
+"""Batch mode end to end on a real local Ray cluster, the real SDKs and the emulated batch APIs:
+online and batch sweeps agree to the leaderboard at half the price; a driver SIGKILLed between
+submitting and collecting is re-run and submits nothing twice; --detach submits and exits and a
+later run collects; `tribunal status` shows every batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from evalcore import fs
+from evalcore.benchmark.loader import load_benchmark
+from evalcore.config import TribunalConfig
+from evalcore.emulators import BatchSettings, EmulatorConfig, OfflineResponder
+from evalcore.emulators._set import EmulatorThread, start_in_thread
+from evalcore.ground_truth import load_ground_truth
+from evalcore.journal import load_all
+from evalcore.store import read_table
+from evalcore.submissions import load_submissions
+from jobs.batch import with_batch
+from jobs.cli import app
+from jobs.reduce import reduce_run
+from jobs.sweep import SweepOptions, run_sweep
+from tests.evalcore.test_grade_reproduces_ground_truth import ground_truth_responder
+from tests.jobs.conftest import SAMPLE, emulated_config
+
+pytestmark = [pytest.mark.ray]
+REPO = Path(__file__).resolve().parents[2]
+FAST = {"flush_interval_s": 0.3, "poll_interval_s": 0.1}
+
+
+def _config(emus: EmulatorThread, *, batch: bool, caching: bool = True) -> TribunalConfig:
+    cfg = emulated_config(emus.endpoints)
+    if not caching:  # prompt-cache hits depend on arrival order, which differs between the modes
+        cfg = cfg.model_copy(update={
+            "judges": [j.model_copy(update={"prompt_caching": False}) for j in cfg.judges],
+            "auditor": cfg.auditor.model_copy(update={"prompt_caching": False}),
+        })
+    cfg = with_batch(cfg, batch)
+    return cfg.model_copy(update={"batch": cfg.batch.model_copy(update=FAST)})
+
+
+def _sweep(cfg: TribunalConfig, output: str, run_id: str, **kw: Any) -> Any:
+    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=output,
+                        config=cfg, vendors="emulated", run_id=run_id, progress=False,
+                        **{"shard_size": 8, "max_in_flight": 4, **kw})
+    return run_sweep(opts)
+
+
+def _without_cost(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_cost(v) for k, v in value.items() if "cost" not in k and k != "run_id"}
+    if isinstance(value, list):
+        return [_without_cost(v) for v in value]
+    return value
+
+
+def _paid(run: str) -> float:
+    """USD of the judge calls (preflight calls go online in both modes and are left out)."""
+    calls = read_table(run, "calls", columns=["purpose", "cost_usd"])
+    mask = pc.not_equal(calls.column("purpose"), "preflight")
+    return float(pc.sum(pc.filter(calls.column("cost_usd"), mask)).as_py())
+
+
+def test_batch_and_online_sweeps_give_identical_leaderboards_and_batch_costs_half(ray_local, tmp_path) -> None:
+    gt = load_ground_truth(SAMPLE / "ground_truth.json")
+    tasks = load_benchmark(str(SAMPLE)).task_map()
+    subs = load_submissions(str(SAMPLE / "submissions"), tasks).submissions
+    owner = {d.text: (s.system, s.task_id) for s in subs for d in s.deliverables.values() if not d.missing}
+    responder = ground_truth_responder(gt, owner)
+    out = str(tmp_path / "runs")
+    with start_in_thread(responder=responder) as emus:
+        online = _sweep(_config(emus, batch=False, caching=False), out, "online")
+    with start_in_thread(responder=responder) as emus:
+        batch = _sweep(_config(emus, batch=True, caching=False), out, "batch")
+        created = {k: s.creates for k, s in emus.batch_stores().items()}
+    assert online.complete == batch.complete == 32 and not batch.failed_shards
+    lb_online, lb_batch = reduce_run(online.run_uri), reduce_run(batch.run_uri)
+    assert _without_cost(lb_batch.model_dump()) == _without_cost(lb_online.model_dump())
+    assert _paid(batch.run_uri) == pytest.approx(_paid(online.run_uri) / 2, rel=1e-9)
+    calls = read_table(batch.run_uri, "calls", columns=["purpose", "batch_id"])
+    judged = pc.not_equal(calls.column("purpose"), "preflight")
+    assert pc.all(pc.is_valid(pc.filter(calls.column("batch_id"), judged))).as_py()  # every call names its batch
+    # each stage is batched across submissions: far fewer batches than submissions per vendor
+    assert all(0 < n < 32 for n in created.values()), created
+
+
+def _wait_submitted_and_polled(emus: EmulatorThread) -> bool:
+    """Every judge vendor has a batch, and every batch has been polled (so it is journalled)."""
+
+    def ready(stores: dict[str, Any]) -> bool:
+        return all(s.batches for s in stores.values()) and all(
+            b.polls > 0 for s in stores.values() for b in s.batches.values())
+
+    return emus.wait_batches(ready, timeout_s=240)
+
+
+def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothing_twice(ray_local, tmp_path) -> None:
+    slow = EmulatorConfig(batch=BatchSettings(completion_s=86_000))  # nothing ends until the test says so
+    with start_in_thread(slow, responder=OfflineResponder()) as emus:
+        cfg = _config(emus, batch=True)
+        cfg = cfg.model_copy(update={"batch": cfg.batch.model_copy(update={"flush_interval_s": 2.0})})
+        cfg_file = tmp_path / "cfg.yaml"
+        cfg_file.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+        env = {**os.environ, "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR"}
+        cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"),
+               "-o", str(tmp_path / "runs"), "--run-id", "killed", "--vendors", "real", "--config", str(cfg_file),
+               "--batch", "--shard-size", "32", "--max-in-flight", "1", "--no-progress", "--no-reduce"]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True, cwd=REPO)
+        try:
+            reached = _wait_submitted_and_polled(emus)
+        finally:
+            os.killpg(proc.pid, signal.SIGKILL)
+            _, err = proc.communicate()
+        assert reached, f"the driver never submitted its Stage A batches: {err[-2000:]}"
+        run = str(tmp_path / "runs" / "killed")
+        before = {k: (s.creates, dict(s.submitted)) for k, s in emus.batch_stores().items()}
+        stage_a = {v: [r.batch_id for r in rs] for v, rs in load_all(run).items()}
+        assert set(stage_a) == {"openai", "xai", "anthropic"}  # journalled before the driver waited
+        assert not fs.exists(fs.join(run, "submissions"))  # killed before any result
+
+        for store in emus.batch_stores().values():  # the vendors finish the batches while no driver runs
+            store.settings.completion_s = 0.0
+        resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=REPO)
+        assert resumed.returncode == 0, resumed.stderr[-3000:]
+
+        for vendor, store in emus.batch_stores().items():
+            creates, submitted = before[vendor]
+            # the re-run submitted the audit stages (the auditor is on the openai emulator) ...
+            assert store.creates > creates if vendor == "openai" else store.creates == creates
+            assert max(store.submitted.values()) == 1, vendor  # ...and no request was ever submitted twice
+            assert all(store.submitted[c] == n for c, n in submitted.items())
+    journal = load_all(run)
+    for vendor, ids in stage_a.items():
+        records = {r.batch_id: r for r in journal[vendor]}
+        assert all(records[i].phase == "collected" for i in ids)  # polled and collected, not resubmitted
+    calls = read_table(run, "calls", columns=["vendor", "purpose", "batch_id", "outcome"])
+    rows = calls.to_pylist()
+    assert all(r["outcome"] == "ok" for r in rows)
+    rubric_batches = {r["batch_id"] for r in rows if r["purpose"] == "rubric"}
+    assert rubric_batches == {i for ids in stage_a.values() for i in ids}
+    subs = read_table(run, "submissions", columns=["status"])
+    assert subs.num_rows == 32 and set(subs.column("status").to_pylist()) == {"complete"}
+
+
+def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_every_batch(ray_local, tmp_path) -> None:
+    slow = EmulatorConfig(batch=BatchSettings(completion_s=86_000))
+    out = str(tmp_path / "runs")
+    with start_in_thread(slow, responder=OfflineResponder()) as emus:
+        cfg = _config(emus, batch=True)
+        first = _sweep(cfg, out, "detached", detach=True)
+        assert first.complete == 0 and first.incomplete == 32  # nothing waited for
+        submitted = {k: s.creates for k, s in emus.batch_stores().items()}
+        assert all(n > 0 for n in submitted.values()), submitted
+
+        status = CliRunner().invoke(app, ["status", first.run_uri, "--json"])
+        assert status.exit_code == 0, status.output
+        report = json.loads(status.output)
+        assert report["batch_mode"] and not report["finished"]
+        assert set(report["batches"]) == {"openai", "xai", "anthropic"}
+        for batches in report["batches"].values():
+            assert all(b["phase"] != "collected" and b["expires_at"] for b in batches)
+
+        for store in emus.batch_stores().values():
+            store.settings.completion_s = 0.0
+        second = _sweep(cfg, out, "detached")
+        assert second.complete == 32 and not second.failed_shards
+        for vendor, store in emus.batch_stores().items():
+            assert max(store.submitted.values()) == 1, vendor
+    text = CliRunner().invoke(app, ["status", first.run_uri])
+    assert text.exit_code == 0 and "every batch collected" in text.output
+    assert "32 complete" in text.output
