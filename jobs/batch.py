@@ -75,13 +75,16 @@ def run_status(run_uri: str) -> RunStatus:
     counts: dict[str, int] = {}
     for _, status in latest.values():
         counts[status] = counts.get(status, 0) + 1
+    batches = load_all(run_uri)
+    settled = all(r.phase == "collected" for rs in batches.values() for r in rs)
     return RunStatus(
         run_uri=run_uri,
         run_id=str(record.get("run_id", fs.basename(run_uri))),
         batch_mode=bool(record.get("config", {}).get("batch", {}).get("enabled", False)),
-        finished=fs.exists(fs.join(run_uri, SUCCESS)),
+        # a pass over every input ended, nothing is left to retry and no batch is awaited
+        finished=fs.exists(fs.join(run_uri, SUCCESS)) and settled and not counts.get("incomplete"),
         submissions=counts,
-        batches=load_all(run_uri),
+        batches=batches,
     )
 
 
