@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import secrets
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -67,7 +68,8 @@ class _Queued:
 
 
 def custom_id(request: JudgeRequest) -> str:
-    """The id a request has inside a batch: its request hash (64 hex chars, valid for all three)."""
+    """The id a request has inside a batch: its request hash (64 hex chars, valid for all three; the
+    journal relies on the two being the same)."""
     return request.request_hash
 
 
@@ -106,6 +108,8 @@ class BatchingVendor:
         self._flushing: set[asyncio.Task[None]] = set()
         self._watchers: dict[str, asyncio.Task[dict[str, BatchItemResult]]] = {}
         self.stats: Counter[str] = Counter()
+        self._recovered = False
+        self._recover_lock = asyncio.Lock()
 
     # ------------------------------------------------------------------ the Vendor protocol
     async def complete(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T]:
@@ -121,9 +125,10 @@ class BatchingVendor:
         cid = custom_id(request)
         while True:
             state.attempts += 1
-            record = self.journal.usable_batch(request.request_hash, skip=tried)
-            batch_id = record.batch_id if record is not None else None
             try:
+                await self._recover()
+                record = self.journal.usable_batch(request.request_hash, skip=tried)
+                batch_id = record.batch_id if record is not None else None
                 if batch_id is None:
                     batch_id = await self._enqueue(request, schema)
                 else:
@@ -272,34 +277,67 @@ class BatchingVendor:
             await asyncio.gather(*self._flushing, return_exceptions=True)
 
     async def _submit(self, items: dict[str, _Queued]) -> None:
-        label = f"{self.label}-{self.name}-{int(time.time())}"
+        record = BatchRecord(
+            vendor=self.name,
+            model=self.model,
+            label=f"{self.label}-{self.name}-{secrets.token_hex(6)}",
+            requests=[q.request.request_hash for q in items.values()],
+            purposes=dict(Counter(q.request.purpose for q in items.values())),
+        )
         batch = [(cid, q.request, q.schema) for cid, q in items.items()]
         try:
-            status = await self.api.submit(batch, label)
+            self.journal.save(record)  # the intent, before the vendor hears of it (see evalcore.journal)
+            status = await self.api.submit(batch, record.label)
         except Exception as exc:
             kind = self.api.classify(exc).kind
             cause = f"submitting a batch of {len(items)} failed: {self.api.redact(str(exc))[:300]}"
             log.warning("%s: %s", self.name, cause)
+            record.phase = record.vendor_status = "abandoned"
+            with contextlib.suppress(OSError):
+                self.journal.save(record)
             for q in items.values():
                 if not q.batch.done():
                     q.batch.set_exception(_SubmitFailed(kind, cause))
                     q.batch.exception()
             return
-        record = BatchRecord(
-            vendor=self.name,
-            model=self.model,
-            batch_id=status.batch_id,
-            requests={cid: q.request.request_hash for cid, q in items.items()},
-            purposes=dict(Counter(q.request.purpose for q in items.values())),
-            vendor_status=status.vendor_status,
-            expires_at=status.expires_at,
-        )
-        self.journal.save(record)  # before anyone waits on the batch
+        self._adopt(record, status)  # saved before anyone waits on the batch
         self.stats["batches_submitted"] += 1
         self.stats["requests_submitted"] += len(items)
         for q in items.values():
             if not q.batch.done():
                 q.batch.set_result(status.batch_id)
+
+    def _adopt(self, record: BatchRecord, status: BatchStatus) -> None:
+        record.batch_id = status.batch_id
+        record.phase = "submitted"
+        record.vendor_status = status.vendor_status
+        record.expires_at = status.expires_at
+        self.journal.save(record)
+
+    async def _recover(self) -> None:
+        """Resolve records a crashed driver wrote before a submit call whose answer it never saved:
+        the vendor's batch with that label is adopted; none means the submit never arrived."""
+        if self._recovered:
+            return
+        async with self._recover_lock:
+            if self._recovered:
+                return
+            for record in self.journal.unresolved():
+                try:
+                    found = await self.api.find(record.label, record.submitted_at, len(record.requests),
+                                                self.journal.known_ids())
+                except Exception as exc:
+                    raise _SubmitFailed(self.api.classify(exc).kind,
+                                        f"looking up batch {record.label} failed: {self.api.redact(str(exc))[:300]}"
+                                        ) from None
+                if found is not None:
+                    log.warning("%s: adopted batch %s submitted by an earlier driver", self.name, found.batch_id)
+                    self._adopt(record, found)
+                    self.stats["batches_adopted"] += 1
+                else:
+                    record.phase = record.vendor_status = "abandoned"
+                    self.journal.save(record)
+            self._recovered = True
 
     # ------------------------------------------------------------------ poll and collect
     def _results(self, batch_id: str) -> asyncio.Future[dict[str, BatchItemResult]]:
@@ -311,7 +349,8 @@ class BatchingVendor:
 
     async def _watch(self, batch_id: str) -> dict[str, BatchItemResult]:
         """Poll until the batch ends, collect it once, record every outcome in the journal."""
-        record = self.journal.records[batch_id]
+        record = self.journal.by_batch_id(batch_id)
+        assert record is not None, f"batch {batch_id} is not in the journal"
         failures = 0
         first = True
         while True:
@@ -349,10 +388,11 @@ class BatchingVendor:
             raise _SubmitFailed(self.api.classify(exc).kind,
                                 f"collecting batch {batch_id} failed: {self.api.redact(str(exc))[:300]}") from None
         by_id = {item.custom_id: item for item in items}
+        wanted = set(record.requests)
         record.outcomes = {
             cid: ("bad_output" if item.status == "succeeded" and item.problem else item.status)
             for cid, item in by_id.items()
-            if cid in record.requests
+            if cid in wanted
         }
         record.phase = "collected"
         self.journal.save(record)
@@ -372,7 +412,7 @@ class BatchingVendor:
             self.journal.save(record)
 
     def _mark(self, batch_id: str, cid: str, outcome: Any) -> None:
-        record = self.journal.records.get(batch_id)
+        record = self.journal.by_batch_id(batch_id)
         if record is not None and record.outcomes.get(cid) != outcome:
             record.outcomes[cid] = outcome
             with contextlib.suppress(OSError):  # the attempt is retried anyway; the mark only saves a re-collect

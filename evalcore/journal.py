@@ -8,12 +8,17 @@ request already in a batch is never paid for again. One small JSON file per batc
 folder and on `s3://`, and a reader never sees half a record. The folder starts with `_`: it is
 not a table.
 
-    <run>/_batches/<vendor>/<submitted_at_ms>-<batch_id>.json
+    <run>/_batches/<vendor>/<submitted_at_ms>-<label>.json
+
+The record is written twice around the submit call: before it (a label and the request hashes,
+no vendor id yet) and right after it (the vendor's id). A driver killed in between leaves a
+`submitting` record; the next run asks the vendor for a batch with that label (OpenAI metadata,
+xAI batch name; Anthropic batches carry no name, so a batch created just after the record with
+the same number of requests, unknown to the journal, is taken) before submitting anything.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable
 from typing import Literal
@@ -25,38 +30,39 @@ from evalcore import fs
 JOURNAL_DIR = "_batches"
 
 ItemOutcome = Literal["succeeded", "bad_output", "errored", "expired", "canceled"]
-BatchPhase = Literal["submitted", "ended", "collected"]
-FAILED: frozenset[str] = frozenset({"errored", "expired", "canceled"})
+BatchPhase = Literal["submitting", "submitted", "ended", "collected", "abandoned"]
+"""submitting: written before the submit call (no batch id yet); submitted: the vendor's id is
+known; ended / collected: results ready / read; abandoned: a `submitting` record whose batch the
+vendor does not have (the submit never arrived), so its requests are submitted again."""
 
 
 class BatchRecord(BaseModel):
-    """One submitted batch: its vendor id, its requests (custom id -> request hash) and its fate."""
+    """One batch: its label and vendor id, its requests (custom id = request hash) and its fate."""
 
     vendor: str
     model: str
-    batch_id: str
+    label: str = Field(description="Our unique name for the batch, given to the vendor where it takes one.")
+    batch_id: str = Field(default="", description="The vendor's id (empty while submitting).")
     submitted_at: float = Field(default_factory=time.time)
-    requests: dict[str, str] = Field(description="custom_id -> request hash (the same string today).")
+    requests: list[str] = Field(description="Request hashes (each is also the request's custom id).")
     purposes: dict[str, int] = Field(default_factory=dict, description="Requests per purpose, for status.")
-    phase: BatchPhase = "submitted"
-    vendor_status: str = "submitted"
+    phase: BatchPhase = "submitting"
+    vendor_status: str = "submitting"
     expires_at: float | None = None
     succeeded: int = 0
     failed: int = 0
     ended_at: float | None = None
-    outcomes: dict[str, ItemOutcome] = Field(
-        default_factory=dict, description="Per custom_id, once collected."
-    )
+    outcomes: dict[str, ItemOutcome] = Field(default_factory=dict, description="Per request, once collected.")
 
     @property
     def file_name(self) -> str:
-        """Sorted by submission time, unique by batch id."""
-        return f"{int(self.submitted_at * 1000):013d}-{self.batch_id}.json"
+        """Sorted by submission time, unique by label."""
+        return f"{int(self.submitted_at * 1000):013d}-{self.label}.json"
 
     @property
-    def pending(self) -> int:
-        """Requests with no outcome yet."""
-        return len(self.requests) - self.succeeded - self.failed
+    def live(self) -> bool:
+        """The vendor has this batch (its id is known)."""
+        return bool(self.batch_id) and self.phase not in ("submitting", "abandoned")
 
 
 class BatchJournal:
@@ -65,48 +71,59 @@ class BatchJournal:
     def __init__(self, run_uri: str, vendor: str) -> None:
         self.folder = fs.join(run_uri, JOURNAL_DIR, vendor)
         self.vendor = vendor
-        self.records: dict[str, BatchRecord] = {}
-        self._by_hash: dict[str, list[str]] = {}
+        self.records: dict[str, BatchRecord] = {}  # by label
+        self._by_hash: dict[str, list[str]] = {}  # request hash -> labels, oldest first
 
     @classmethod
     def load(cls, run_uri: str, vendor: str) -> BatchJournal:
         """Every batch this vendor entry submitted in the run (an empty journal for a new run)."""
         journal = cls(run_uri, vendor)
-        for uri in fs.list_files(journal.folder, suffix=".json"):
-            if fs.basename(uri).startswith((".", "_")):
-                continue
-            journal._index(BatchRecord.model_validate_json(fs.read_bytes(uri)))
+        records = [
+            BatchRecord.model_validate_json(fs.read_bytes(uri))
+            for uri in fs.list_files(journal.folder, suffix=".json")
+            if not fs.basename(uri).startswith((".", "_"))
+        ]
+        for record in sorted(records, key=lambda r: r.submitted_at):
+            journal._index(record)
         return journal
 
     def _index(self, record: BatchRecord) -> None:
-        new = record.batch_id not in self.records
-        self.records[record.batch_id] = record
+        new = record.label not in self.records
+        self.records[record.label] = record
         if new:
-            for request_hash in record.requests.values():
-                self._by_hash.setdefault(request_hash, []).append(record.batch_id)
+            for request_hash in record.requests:
+                self._by_hash.setdefault(request_hash, []).append(record.label)
 
     def save(self, record: BatchRecord) -> None:
-        """Write the record whole (the first save of a batch must precede any wait on it)."""
+        """Write the record whole: first before the submit call, again once the vendor's id is
+        known (before anything waits on the batch), then as its state changes."""
         fs.write_bytes_atomic(fs.join(self.folder, record.file_name), record.model_dump_json(indent=1).encode())
         self._index(record)
 
+    def by_batch_id(self, batch_id: str) -> BatchRecord | None:
+        """The record of a vendor batch id."""
+        return next((r for r in self.records.values() if r.batch_id == batch_id), None)
+
     def usable_batch(self, request_hash: str, skip: Iterable[str] = ()) -> BatchRecord | None:
-        """The latest batch holding this request that has not failed it: one still running, or one
-        whose answer can be collected again. None: the request must be (re)submitted."""
+        """The latest live batch holding this request that has not failed it: one still running, or
+        one whose answer can be collected again. None: the request must be (re)submitted."""
         skipped = set(skip)
-        for batch_id in reversed(self._by_hash.get(request_hash, [])):
-            if batch_id in skipped:
+        for label in reversed(self._by_hash.get(request_hash, [])):
+            record = self.records[label]
+            if not record.live or record.batch_id in skipped:
                 continue
-            record = self.records[batch_id]
-            outcome = next((record.outcomes[c] for c, h in record.requests.items() if h == request_hash
-                            and c in record.outcomes), None)
+            outcome = record.outcomes.get(request_hash)
             if outcome is None or outcome == "succeeded":
                 return record
         return None
 
-    def open_batches(self) -> list[BatchRecord]:
-        """Batches not collected yet (what a re-run must poll)."""
-        return [r for r in self.records.values() if r.phase != "collected"]
+    def unresolved(self) -> list[BatchRecord]:
+        """Records written before a submit whose answer never made it to the journal (a crash)."""
+        return [r for r in self.records.values() if r.phase == "submitting"]
+
+    def known_ids(self) -> set[str]:
+        """Vendor ids of every batch in the journal."""
+        return {r.batch_id for r in self.records.values() if r.batch_id}
 
 
 def load_all(run_uri: str) -> dict[str, list[BatchRecord]]:
@@ -121,15 +138,3 @@ def load_all(run_uri: str) -> dict[str, list[BatchRecord]]:
     for records in out.values():
         records.sort(key=lambda r: r.submitted_at)
     return out
-
-
-def summary_line(record: BatchRecord) -> str:
-    """One human line per batch (status output)."""
-    expires = (
-        time.strftime("%Y-%m-%d %H:%M:%SZ", time.gmtime(record.expires_at)) if record.expires_at else "-"
-    )
-    return json.dumps(
-        {"batch": record.batch_id, "phase": record.phase, "status": record.vendor_status,
-         "requests": len(record.requests), "succeeded": record.succeeded, "failed": record.failed,
-         "expires_at": expires}
-    )

@@ -93,6 +93,10 @@ def _when(unix: float | None) -> str:
 
 
 def _state(r: BatchRecord) -> str:
+    if r.phase == "abandoned":
+        return "never submitted (requests sent again)"
+    if r.phase == "submitting":
+        return "submitting (looked up on the next run)"
     if r.phase == "collected":
         return "done" if not r.failed and not any(o != "succeeded" for o in r.outcomes.values()) else "done (some failed)"
     if r.phase == "ended":
@@ -116,7 +120,7 @@ def render_status(status: RunStatus, console: Console) -> None:
             t.add_column(col)
         for r in records:
             failed = r.failed or sum(1 for o in r.outcomes.values() if o != "succeeded")
-            t.add_row(r.batch_id, _state(r), r.vendor_status, str(len(r.requests)), str(r.succeeded),
+            t.add_row(r.batch_id or r.label, _state(r), r.vendor_status, str(len(r.requests)), str(r.succeeded),
                       str(failed), _when(r.submitted_at), _when(r.expires_at))
         console.print(t)
     open_batches = sum(1 for rs in status.batches.values() for r in rs if r.phase != "collected")

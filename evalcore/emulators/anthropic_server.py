@@ -132,6 +132,7 @@ class AnthropicEmulator(HttpEmulator):
         return [
             web.post("/v1/messages", self._messages),
             web.post("/v1/messages/batches", self._batch_create),
+            web.get("/v1/messages/batches", self._batch_list),
             web.get("/v1/messages/batches/{batch_id}", self._batch_get),
             web.get("/v1/messages/batches/{batch_id}/results", self._batch_results),
             web.post("/v1/messages/batches/{batch_id}/cancel", self._batch_cancel),
@@ -167,6 +168,16 @@ class AnthropicEmulator(HttpEmulator):
             items.append(BatchItem(custom_id, self._parse(params, headers), params, _cache_breakpoints(params)))
         batch = self.batches.create("msgbatch_", "/v1/messages", items)
         return web.json_response(self._render_batch(batch))
+
+    async def _batch_list(self, request: web.Request) -> web.StreamResponse:
+        """Newest first, one page."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        data = [self._render_batch(await self.batches.refresh(b, poll=False))
+                for b in reversed(list(self.batches.batches.values()))]
+        return web.json_response({"data": data, "has_more": False,
+                                  "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
 
     async def _batch_get(self, request: web.Request) -> web.StreamResponse:
         if (denied := self._denied(request)) is not None:

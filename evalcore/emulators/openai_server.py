@@ -68,6 +68,7 @@ class OpenAIEmulator(HttpEmulator):
             web.get("/v1/files/{file_id}", self._file_get),
             web.get("/v1/files/{file_id}/content", self._file_content),
             web.post("/v1/batches", self._batch_create),
+            web.get("/v1/batches", self._batch_list),
             web.get("/v1/batches/{batch_id}", self._batch_get),
             web.post("/v1/batches/{batch_id}/cancel", self._batch_cancel),
         ]
@@ -275,6 +276,16 @@ class OpenAIEmulator(HttpEmulator):
         batch = self.batches.create("batch_", str(endpoint), items, metadata)
         batch.metadata["input_file_id"] = str(body["input_file_id"])
         return web.json_response(self._render_batch(batch))
+
+    async def _batch_list(self, request: web.Request) -> web.StreamResponse:
+        """Newest first, one page (the emulator never holds more batches than a test makes)."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        data = [self._render_batch(await self.batches.refresh(b, poll=False))
+                for b in reversed(list(self.batches.batches.values()))]
+        return web.json_response({"object": "list", "data": data, "has_more": False,
+                                  "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
 
     async def _batch_get(self, request: web.Request) -> web.StreamResponse:
         if (denied := self._denied(request)) is not None:

@@ -218,6 +218,17 @@ class _BatchServicer(batch_pb2_grpc.BatchMgmtServicer):
         batch = self.store.create("batch_", _METHOD, [], {"name": request.name})
         return self._render(batch)
 
+    async def ListBatches(  # noqa: N802
+        self, request: batch_pb2.ListBatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> batch_pb2.ListBatchesResponse:
+        await self._auth(context)
+        batches = list(reversed(list(self.store.batches.values())))
+        start = int(request.pagination_token or 0)
+        limit = request.limit or 100
+        page = [self._render(await self.store.refresh(b, poll=False)) for b in batches[start : start + limit]]
+        token = str(start + limit) if start + limit < len(batches) else ""
+        return batch_pb2.ListBatchesResponse(batches=page, pagination_token=token)
+
     async def AddBatchRequests(  # noqa: N802
         self, request: batch_pb2.AddBatchRequestsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> Empty:

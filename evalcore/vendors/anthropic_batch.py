@@ -40,6 +40,18 @@ class AnthropicBatch(AnthropicVendor):
         requests: Any = [{"custom_id": cid, "params": self.params(req, schema)} for cid, req, schema in items]
         return self._status(await self._ensure_client().messages.batches.create(requests=requests))
 
+    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+        """Message batches have no name: the one batch created since the record was written (with a
+        minute of clock skew), holding as many requests and unknown to the journal, if exactly one."""
+        found: list[BatchStatus] = []
+        async for batch in self._ensure_client().messages.batches.list(limit=100):
+            if batch.created_at.timestamp() < submitted_at - 60:
+                break
+            status = self._status(batch)
+            if batch.id not in known and status.total == n_requests:
+                found.append(status)
+        return found[0] if len(found) == 1 else None
+
     async def poll(self, batch_id: str) -> BatchStatus:
         return self._status(await self._ensure_client().messages.batches.retrieve(batch_id))
 

@@ -63,6 +63,11 @@ class BatchAPI(Protocol):
         """Create one batch holding `items` (custom id, request, output schema)."""
         ...
 
+    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+        """The batch this run submitted as `label` (created no earlier than `submitted_at`, holding
+        `n_requests`, not one of `known`), if the vendor has it; used after a crash."""
+        ...
+
     async def poll(self, batch_id: str) -> BatchStatus:
         """The batch's current state."""
         ...

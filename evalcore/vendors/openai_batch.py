@@ -62,6 +62,15 @@ class OpenAIBatch(OpenAIVendor):
         )
         return self._status(batch)
 
+    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+        """The batch whose metadata carries our label (batches are listed newest first)."""
+        async for batch in self._ensure_client().batches.list(limit=100):
+            if (batch.metadata or {}).get("tribunal") == label:
+                return self._status(batch)
+            if batch.created_at < submitted_at - 3600:
+                return None
+        return None
+
     async def poll(self, batch_id: str) -> BatchStatus:
         return self._status(await self._ensure_client().batches.retrieve(batch_id))
 

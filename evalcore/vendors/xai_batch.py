@@ -49,6 +49,19 @@ class XAIBatch(XAIVendor):
             await client.batch.add(batch_id=batch.batch_id, batch_requests=chats)
         return self._status(await client.batch.get(batch.batch_id))
 
+    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+        """The batch named with our label."""
+        client = self._ensure_client()
+        token: str | None = None
+        while True:
+            page = await client.batch.list(limit=PAGE, pagination_token=token)
+            for batch in page.batches:
+                if batch.name == label:
+                    return self._status(batch)
+            token = page.pagination_token or None
+            if not token:
+                return None
+
     async def poll(self, batch_id: str) -> BatchStatus:
         return self._status(await self._ensure_client().batch.get(batch_id))
 

@@ -5,6 +5,7 @@ failed requests retried in a later batch, the retry policy's limit, half price."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from typing import Literal
 
@@ -15,7 +16,7 @@ from evalcore.batching import BatchingVendor, BatchPending
 from evalcore.config import BatchConfig, Price, RetryPolicy, VendorConfig
 from evalcore.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
 from evalcore.errors import VendorError
-from evalcore.journal import BatchJournal, load_all
+from evalcore.journal import BatchJournal, BatchRecord, load_all
 from evalcore.vendors.base import JudgeRequest
 from evalcore.vendors.registry import create_batch_api, create_vendor
 
@@ -78,7 +79,7 @@ async def test_one_flush_is_one_batch_journalled_and_answered_at_half_the_online
         store = emus.by_vendor()[adapter].batches
         assert store.creates == 1 and sum(store.submitted.values()) == 5
         [record] = load_all(str(tmp_path))[adapter]
-        assert record.phase == "collected" and sorted(record.requests.values()) == sorted(
+        assert record.phase == "collected" and sorted(record.requests) == sorted(
             request(i).request_hash for i in range(5))
         assert set(record.outcomes.values()) == {"succeeded"}
         for reply in replies:
@@ -166,3 +167,57 @@ async def test_retry_online_sends_a_failed_batch_request_online_once(tmp_path) -
         assert not isinstance(reply, VendorError) and reply.batch_id is None
         assert [r.path for r in emus.openai.requests] == ["/v1/responses"]  # the online retry
         assert emus.openai.batches.creates == 1
+
+
+@pytest.mark.parametrize("adapter", VENDORS)
+async def test_a_driver_killed_between_the_submit_call_and_its_journal_entry_submits_nothing_twice(
+    adapter: str, tmp_path
+) -> None:
+    async with EmulatorSet(responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        first = batching(cfg, str(tmp_path))
+        submit = first.api.submit
+
+        died = asyncio.Event()
+
+        async def submit_then_die(items, label):  # the vendor has the batch; the driver dies before saving its id
+            await submit(items, label)
+            died.set()
+            raise asyncio.CancelledError
+
+        first.api.submit = submit_then_die  # type: ignore[method-assign]
+        task = asyncio.ensure_future(first.complete_many([request(i) for i in range(4)], Verdict))
+        await died.wait()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await first.aclose()
+        [record] = BatchJournal.load(str(tmp_path), adapter).records.values()
+        assert record.phase == "submitting" and not record.batch_id
+
+        second = batching(cfg, str(tmp_path))
+        try:
+            replies = await second.complete_many([request(i) for i in range(4)], Verdict)
+        finally:
+            await second.aclose()
+        assert all(not isinstance(r, VendorError) for r in replies)
+        store = emus.by_vendor()[adapter].batches
+        assert store.creates == 1 and max(store.submitted.values()) == 1
+        assert second.stats["batches_adopted"] == 1
+        [record] = BatchJournal.load(str(tmp_path), adapter).records.values()
+        assert record.phase == "collected" and record.batch_id in store.batches
+
+
+async def test_a_submitting_record_whose_batch_never_arrived_is_abandoned_and_sent_again(tmp_path) -> None:
+    async with EmulatorSet(responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("openai", emus.endpoints()["openai"])
+        journal = BatchJournal.load(str(tmp_path), "openai")
+        journal.save(BatchRecord(vendor="openai", model="m", label="lost-1", requests=[request(0).request_hash]))
+        vendor = batching(cfg, str(tmp_path))
+        try:
+            [reply] = await vendor.complete_many([request(0)], Verdict)
+        finally:
+            await vendor.aclose()
+        assert not isinstance(reply, VendorError)
+        phases = sorted(r.phase for r in BatchJournal.load(str(tmp_path), "openai").records.values())
+        assert phases == ["abandoned", "collected"] and emus.openai.batches.creates == 1
