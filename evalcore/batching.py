@@ -106,7 +106,8 @@ class BatchingVendor:
         self._queue_bytes = 0
         self._flush_timer: asyncio.Task[None] | None = None
         self._flushing: set[asyncio.Task[None]] = set()
-        self._watchers: dict[str, asyncio.Task[dict[str, BatchItemResult]]] = {}
+        self._watchers: dict[str, asyncio.Future[dict[str, BatchItemResult]]] = {}
+        self._waiters: Counter[str] = Counter()
         self.stats: Counter[str] = Counter()
         self._recovered = False
         self._recover_lock = asyncio.Lock()
@@ -134,8 +135,7 @@ class BatchingVendor:
                 else:
                     self.stats["resumed_requests"] += 1
                 tried.append(batch_id)
-                results = await self._results(batch_id)
-                item = results.get(cid)
+                item = await self._result_of(batch_id, cid)
                 if item is None:
                     raise _SubmitFailed(ErrorKind.TRANSIENT, f"batch {batch_id} returned no result for the request")
                 reply = self._reply(item, schema, batch_id, state, billed, cost, started)
@@ -181,7 +181,9 @@ class BatchingVendor:
 
     async def aclose(self) -> None:
         """Stop the timers and watchers of this process (the batches go on at the vendor)."""
-        for task in [*self._watchers.values(), *self._flushing]:
+        for watcher in self._watchers.values():
+            watcher.cancel()
+        for task in self._flushing:
             task.cancel()
         if self._flush_timer is not None:
             self._flush_timer.cancel()
@@ -340,12 +342,22 @@ class BatchingVendor:
             self._recovered = True
 
     # ------------------------------------------------------------------ poll and collect
-    def _results(self, batch_id: str) -> asyncio.Future[dict[str, BatchItemResult]]:
+    async def _result_of(self, batch_id: str, cid: str) -> BatchItemResult | None:
+        """One request's result; the batch is polled and collected once for all its waiters, and
+        its results are dropped when the last waiter has its answer (memory stays flat)."""
         watcher = self._watchers.get(batch_id)
         if watcher is None:
             watcher = asyncio.ensure_future(self._watch(batch_id))
             self._watchers[batch_id] = watcher
-        return asyncio.shield(watcher)
+        self._waiters[batch_id] += 1
+        try:
+            return (await asyncio.shield(watcher)).get(cid)
+        finally:
+            self._waiters[batch_id] -= 1
+            if self._waiters[batch_id] <= 0:
+                del self._waiters[batch_id]
+                if watcher.done() and self._watchers.get(batch_id) is watcher:
+                    del self._watchers[batch_id]
 
     async def _watch(self, batch_id: str) -> dict[str, BatchItemResult]:
         """Poll until the batch ends, collect it once, record every outcome in the journal."""

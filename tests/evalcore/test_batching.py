@@ -72,6 +72,7 @@ async def test_one_flush_is_one_batch_journalled_and_answered_at_half_the_online
         online = create_vendor(cfg)
         try:
             replies = await vendor.complete_many([request(i) for i in range(5)], Verdict)
+            assert not vendor._watchers  # collected results are let go once every waiter has its answer
             ref = await online.complete(request(0), Verdict)
         finally:
             await vendor.aclose()
