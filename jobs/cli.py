@@ -478,6 +478,10 @@ def emulate(
         float, typer.Option(help="Share of requests failing (429, 5xx, malformed, truncated in equal parts).")
     ] = 0.0,
     seed: Annotated[int, typer.Option(help="Seed of fault injection and latency.")] = 0,
+    batch_delay: Annotated[
+        float, typer.Option(help="Seconds a batch takes to end (batch APIs; past 24 h it expires).")
+    ] = 0.0,
+    batch_errors: Annotated[float, typer.Option(help="Share of batched requests answered errored.")] = 0.0,
     api_key_env: Annotated[
         str | None, typer.Option(help="Require the key held in this environment variable (401 otherwise).")
     ] = None,
@@ -497,6 +501,8 @@ def emulate(
     Example:
 
         tribunal emulate --rpm 600 --latency 0.5 --faults 0.02 --write-config emulated.yaml
+
+    They also serve the three batch APIs (`--batch-delay`, `--batch-errors`) for `tribunal sweep --batch`.
     """
     import asyncio
     import os
@@ -517,6 +523,8 @@ def emulate(
             fault_rate=faults,
             seed=seed,
             api_key=key,
+            batch_delay_s=batch_delay,
+            batch_errors=batch_errors,
         )
         ports = {"openai": openai_port, "anthropic": anthropic_port, "xai": xai_port}
         asyncio.run(serve_forever(cfg, ports=ports, config_out=Path(write_config) if write_config else None))

@@ -218,6 +218,8 @@ def config_fingerprint(config: TribunalConfig) -> str:
         v.pop("endpoint", None)
         v.pop("api_key_env", None)
         v.pop("warm_prompt_cache", None)  # scheduling only: the same requests, the same rows
+    for timing in ("flush_interval_s", "poll_interval_s"):  # how often, not what, is asked
+        cfg.get("batch", {}).pop(timing, None)
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
 
 

@@ -19,6 +19,7 @@ from pydantic import SecretStr, ValidationError
 
 from evalcore.config import RateLimits, TribunalConfig, VendorConfig, load_config
 from evalcore.emulators._config import (
+    BatchSettings,
     EmulatorConfig,
     FaultRates,
     FixedLatency,
@@ -87,10 +88,13 @@ def emulator_config_from(
     fault_rate: float = 0.0,
     seed: int = 0,
     api_key: str | None = None,
+    batch_delay_s: float = 0.0,
+    batch_errors: float = 0.0,
 ) -> EmulatorConfig:
     """The config behind `tribunal emulate`'s options (or a YAML file of `EmulatorConfig`).
 
-    `latency_s` is the median of a lognormal latency (sigma 0.5); `fault_rate` is split equally
+    `batch_delay_s` is how long a batch takes to end, `batch_errors` the share of batched requests
+    answered errored. `latency_s` is the median of a lognormal latency (sigma 0.5); `fault_rate` is split equally
     between 429, 5xx, malformed and truncated answers (hangs are left out: they would only stall a
     sweep for its timeout).
     """
@@ -109,6 +113,7 @@ def emulator_config_from(
         faults=FaultRates(rate_limit=share, server_error=share, malformed=share, truncated=share),
         seed=seed,
         max_recorded=1000,
+        batch=BatchSettings(completion_s=batch_delay_s, error_rate=batch_errors),
     )
 
 
@@ -135,6 +140,7 @@ def usage_text(endpoints: Mapping[str, str], config: EmulatorConfig, config_path
         f"  openai     {endpoints['openai']}  (Responses + Chat Completions over HTTP)",
         f"  anthropic  {endpoints['anthropic']}  (Messages over HTTP)",
         f"  xai        {endpoints['xai']}  (gRPC xai_api.Chat/GetCompletion, insecure channel)",
+        "  batch APIs: OpenAI /v1/files + /v1/batches, Anthropic /v1/messages/batches, xAI BatchMgmt",
         "",
         "Environment for the sweep (keys are dummies; the emulators check them only with --api-key-env):",
         *(f"  export {env}={key_value}" for env in KEY_ENV.values()),

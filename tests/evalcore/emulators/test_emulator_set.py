@@ -155,6 +155,8 @@ def test_emulate_options_become_an_emulator_config_and_a_bad_file_is_named(tmp_p
     f = cfg.faults
     assert (f.rate_limit, f.server_error, f.malformed, f.truncated, f.hang) == (0.05, 0.05, 0.05, 0.05, 0.0)
     assert cfg.api_key is not None and "SENTINEL-KEY-42" not in repr(cfg)
+    batched = emulator_config_from(batch_delay_s=120, batch_errors=0.1).batch
+    assert (batched.completion_s, batched.error_rate) == (120, 0.1)
     good = tmp_path / "emu.yaml"
     good.write_text(
         "script:\n  - {kind: rate_limited, retry_after: 0.5}\nlimits: {tokens_per_minute: 1000}\n"
