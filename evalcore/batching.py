@@ -67,6 +67,15 @@ class _Queued:
     batch: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
+def _add(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
+    )
+
+
 def custom_id(request: JudgeRequest) -> str:
     """The id a request has inside a batch: its request hash (64 hex chars, valid for all three; the
     journal relies on the two being the same)."""
@@ -149,6 +158,9 @@ class BatchingVendor:
                 raise
             except _SubmitFailed as exc:
                 failure = Failure(exc.kind, None, self.api.redact(exc.cause))
+            except Exception as exc:  # a bug must fail this call, not the submission's other calls
+                failure = Failure(ErrorKind.FATAL, None,
+                                  f"internal error: {type(exc).__name__}: {self.api.redact(str(exc))[:300]}")
             state.record(failure)
             self.stats["failed_attempts"] += 1
             if next_delay(self.cfg.retry, failure, state, 0.0, self._rng) is None:
@@ -164,7 +176,13 @@ class BatchingVendor:
                      failure.kind.value, failure.cause)
             if self.settings.retry_online and self.online is not None:
                 self.stats["online_retries"] += 1
-                return await self.online.complete(request, schema)
+                reply = await self.online.complete(request, schema)
+                return reply.model_copy(update={  # what the batch attempts were billed stays on the call
+                    "usage": _add(billed, reply.usage),
+                    "cost_usd": cost + reply.cost_usd,
+                    "attempts": state.attempts + reply.attempts,
+                    "latency_s": self._clock() - started,
+                })
 
     async def complete_many(
         self, requests: list[JudgeRequest], schema: type[T]
@@ -206,12 +224,7 @@ class BatchingVendor:
         if item.status != "succeeded":
             raise _SubmitFailed(ErrorKind.TRANSIENT, f"request {item.status} in batch {batch_id}: {item.error or ''}")
         usage = item.usage
-        billed = Usage(
-            input_tokens=billed.input_tokens + usage.input_tokens,
-            cached_input_tokens=billed.cached_input_tokens + usage.cached_input_tokens,
-            output_tokens=billed.output_tokens + usage.output_tokens,
-            reasoning_tokens=billed.reasoning_tokens + usage.reasoning_tokens,
-        )
+        billed = _add(billed, usage)
         price = self.cfg.price.for_batch()
         cost += (
             item.cost_usd
@@ -302,7 +315,11 @@ class BatchingVendor:
                     q.batch.set_exception(_SubmitFailed(kind, cause))
                     q.batch.exception()
             return
-        self._adopt(record, status)  # saved before anyone waits on the batch
+        try:
+            self._adopt(record, status)  # saved before anyone waits on the batch
+        except OSError as exc:  # paid for: wait on it in this process all the same
+            log.error("%s: batch %s was submitted but its journal record could not be written (%s); "
+                      "a re-run will look it up by its label %s", self.name, status.batch_id, exc, record.label)
         self.stats["batches_submitted"] += 1
         self.stats["requests_submitted"] += len(items)
         for q in items.values():
