@@ -329,7 +329,8 @@ def _print_summary(summary: SweepSummary, console: Console) -> None:
     t = Table(title=f"sweep {s['run_id']} -> {s['run_uri']}", show_header=False)
     for key in ("submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
                 "failed_shards",
-                "rejected", "paid_calls", "reused_calls", "rate_limited", "cost_usd", "estimated_cost_usd", "wall_s"):
+                "rejected", "paid_calls", "reused_calls", "rate_limited", "batches_submitted", "cost_usd",
+                "estimated_cost_usd", "wall_s"):
         value = s[key]
         if isinstance(value, list):
             value = len(value)

@@ -118,6 +118,7 @@ class SweepSummary:
     reused_calls: int = 0
     rate_limited: int = 0
     cost_usd: float = 0.0
+    batches_submitted: int = 0
     wall_s: float = 0.0
     driver_peak_rss_mb: float = 0.0
     interrupted: bool = False
@@ -160,6 +161,7 @@ class SweepSummary:
             self.reused_calls += int(s.get("reused_calls", 0))
             self.rate_limited += int(s.get("rate_limited", 0))
             self.cost_usd += float(s.get("cost_usd", 0.0))
+            self.batches_submitted += int(s.get("batch_batches_submitted", 0))
 
 
 def code_version() -> str:
