@@ -174,3 +174,32 @@ async def test_xai_batchmgmt_over_grpc_reports_state_results_and_half_price_cost
             assert got.cost_breakdown.total_cost_usd_ticks > 0
         finally:
             await client.close()
+
+
+async def test_a_cancelled_batch_ends_with_its_unprocessed_requests_cancelled_in_each_protocol() -> None:
+    async with OpenAIEmulator(config(completion_s=600), responder=StaticResponder(ANSWER)) as emu:
+        client = openai.AsyncOpenAI(api_key=KEY, base_url=emu.base_url, max_retries=0, _strict_response_validation=True)
+        try:
+            f = await client.files.create(file=("in.jsonl", json.dumps(openai_line("a", "x")).encode()), purpose="batch")
+            batch = await client.batches.create(input_file_id=f.id, endpoint="/v1/responses", completion_window="24h")
+            assert (await client.batches.cancel(batch.id)).status == "cancelling"
+            done = await client.batches.retrieve(batch.id)
+            assert done.status == "cancelled"
+            [line] = [json.loads(x) for x in (await client.files.content(done.error_file_id or "")).text.splitlines()]
+            assert line["error"]["code"] == "batch_cancelled"
+        finally:
+            await client.close()
+    async with XAIEmulator(config(completion_s=600), responder=StaticResponder(ANSWER)) as emu:
+        xclient = xai_sdk.AsyncClient(api_key=KEY, api_host=emu.host, use_insecure_channel=True, timeout=5,
+                                      channel_options=[("grpc.enable_retries", 0)])
+        try:
+            b = await xclient.batch.create(batch_name="c")
+            chat = xclient.chat.create(model="grok-test", response_format=Verdict, batch_request_id="only")
+            chat.append(xai_sdk.chat.user("memo"))
+            await xclient.batch.add(batch_id=b.batch_id, batch_requests=[chat])
+            cancelled = await xclient.batch.cancel(b.batch_id)
+            assert (cancelled.state.num_cancelled, cancelled.state.num_pending) == (1, 0)
+            [failed] = (await xclient.batch.list_batch_results(b.batch_id)).failed
+            assert failed.batch_request_id == "only" and not emu.requests
+        finally:
+            await xclient.close()
