@@ -33,7 +33,13 @@ def with_batch(config: TribunalConfig, enabled: bool | None, *, emulated: bool =
         batch = batch.model_copy(update={"enabled": enabled})
     if emulated and batch.enabled:
         batch = batch.model_copy(update=EMULATED_TIMING)
-    return config.model_copy(update={"batch": batch})
+    update: dict[str, Any] = {"batch": batch}
+    if batch.enabled:
+        # Warming sends one call per prefix and waits for its answer before the rest: in batch
+        # mode that wait is a whole batch, so Stage A would take two rounds. Off (scheduling only).
+        update["judges"] = [j.model_copy(update={"warm_prompt_cache": False}) for j in config.judges]
+        update["auditor"] = config.auditor.model_copy(update={"warm_prompt_cache": False})
+    return config.model_copy(update=update)
 
 
 @dataclass
