@@ -126,7 +126,8 @@ def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothin
         assert reached, f"the driver never submitted its Stage A batches: {err[-2000:]}"
         run = str(tmp_path / "runs" / "killed")
         before = {k: (s.creates, dict(s.submitted)) for k, s in emus.batch_stores().items()}
-        stage_a = {v: [r.batch_id for r in rs] for v, rs in load_all(run).items()}
+        # labels: a batch whose submit was on the wire at the kill has no vendor id in the journal yet
+        stage_a = {v: [r.label for r in rs] for v, rs in load_all(run).items()}
         assert set(stage_a) == {"openai", "xai", "anthropic"}  # journalled before the driver waited
         assert not fs.exists(fs.join(run, "submissions"))  # killed before any result
 
@@ -138,18 +139,21 @@ def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothin
         for vendor, store in emus.batch_stores().items():
             creates, submitted = before[vendor]
             # the re-run submitted the audit stages (the auditor is on the openai emulator) ...
-            assert store.creates > creates if vendor == "openai" else store.creates == creates
+            assert store.creates > creates if vendor == "openai" else store.creates >= creates
             assert max(store.submitted.values()) == 1, vendor  # ...and no request was ever submitted twice
             assert all(store.submitted[c] == n for c, n in submitted.items())
     journal = load_all(run)
-    for vendor, ids in stage_a.items():
-        records = {r.batch_id: r for r in journal[vendor]}
-        assert all(records[i].phase == "collected" for i in ids)  # polled and collected, not resubmitted
+    for vendor, labels in stage_a.items():
+        records = {r.label: r for r in journal[vendor]}
+        # polled and collected, not resubmitted (or, if its submit never reached the vendor, abandoned)
+        assert all(records[label].phase in ("collected", "abandoned") for label in labels)
+        assert any(records[label].phase == "collected" for label in labels)
     calls = read_table(run, "calls", columns=["vendor", "purpose", "batch_id", "outcome"])
     rows = calls.to_pylist()
     assert all(r["outcome"] == "ok" for r in rows)
+    pre_kill = {r.batch_id for v, labels in stage_a.items() for r in journal[v] if r.label in labels and r.batch_id}
     rubric_batches = {r["batch_id"] for r in rows if r["purpose"] == "rubric"}
-    assert rubric_batches == {i for ids in stage_a.values() for i in ids}
+    assert pre_kill <= rubric_batches  # the pre-kill batches answered the rubric calls
     subs = read_table(run, "submissions", columns=["status"])
     assert subs.num_rows == 32 and set(subs.column("status").to_pylist()) == {"complete"}
 
