@@ -15,10 +15,14 @@ the same model the emulators bill by) over the requests in the order a sweep sen
 warming, each prefix's first request is answered before the others arrive; without it, a
 submission's criteria arrive together and all miss. Stage 2 is replayed after Stage 1.
 
-Pricing is per mode (`PRICINGS`): "online" uses each vendor's configured price table; a batch mode
-(the vendors' half-price batch APIs) is one more entry mapping a vendor to its batch prices, and the
-estimate then shows one cost column per mode. The lower bound on wall time is what the configured
-rate limits allow (the budget runs at 95 % of them): calls / requests-per-minute and tokens /
+Pricing is per mode (`PRICINGS`): "online" uses each vendor's configured price table, "batch" its
+batch prices (`Price.for_batch`: the vendors' batch APIs charge half). A configuration in batch mode
+(`config.batch.enabled`, `tribunal estimate --batch`) is priced "batch" instead of "online": its
+calls all go through the batch APIs, and since batch mode turns cache warming off (a warming round
+would be a whole batch), the replay then sends each submission's criteria together and its
+expected cached share is the cold one. Any further mode in `PRICINGS` is one more cost column.
+
+The lower bound on wall time is what the configured rate limits allow (the budget runs at 95 % of them): calls / requests-per-minute and tokens /
 tokens-per-minute, for the slowest vendor; latency only adds to it.
 """
 
@@ -43,8 +47,18 @@ Purpose = Literal["rubric", "detect", "verify"]
 BUDGET_SHARE = 0.95
 """The rate budget runs each vendor at this share of its configured limits (vendors/budget.py)."""
 
-PRICINGS: dict[str, Callable[[VendorConfig], Price | None]] = {"online": lambda cfg: cfg.price}
-"""Price table of a vendor per pricing mode; a mode whose price is None for a vendor is not shown."""
+PRICINGS: dict[str, Callable[[VendorConfig], Price | None]] = {
+    "online": lambda cfg: cfg.price,
+    "batch": lambda cfg: cfg.price.for_batch(),
+}
+"""Price table of a vendor per pricing mode; a mode whose price is None for a vendor is not shown.
+"online" and "batch" are exclusive: a configuration is priced by the one its `batch.enabled` picks."""
+
+
+def pricing_modes(config: TribunalConfig) -> dict[str, Callable[[VendorConfig], Price | None]]:
+    """The modes `config` is priced in: "batch" in batch mode, else "online" (plus any other mode)."""
+    skip = "online" if config.batch.enabled else "batch"
+    return {mode: price_of for mode, price_of in PRICINGS.items() if mode != skip}
 
 
 class OutputModel(BaseModel):
@@ -131,6 +145,7 @@ class Estimate(BaseModel):
     submissions: int = 0
     too_long: int = 0
     warm: bool = True
+    pricing: str = Field(default="online", description="The configuration's own mode: online or batch.")
     vendors: list[VendorEstimate] = Field(default_factory=list)
     assumptions: OutputModel = Field(default_factory=OutputModel)
 
@@ -154,10 +169,10 @@ class Estimate(BaseModel):
         """Vendors run in parallel: the slowest one's bound."""
         return max((v.min_wall_s for v in self.vendors), default=0.0)
 
-    def per_submission(self, mode: str = "online") -> float:
-        """USD per graded submission."""
+    def per_submission(self, mode: str | None = None) -> float:
+        """USD per graded submission (in `mode`, by default the configuration's own)."""
         graded = self.submissions - self.too_long
-        return self.cost_usd.get(mode, 0.0) / graded if graded else 0.0
+        return self.cost_usd.get(mode or self.pricing, 0.0) / graded if graded else 0.0
 
 
 def _breakpoints(cfg: VendorConfig, request: JudgeRequest) -> list[int] | None:
@@ -215,7 +230,8 @@ def estimate(
     budget = config.prompt_budget
     cpt = budget.chars_per_token
     warm_any = any(j.warm_prompt_cache and j.prompt_caching for j in config.judges)
-    est = Estimate(assumptions=model, warm=warm_any)
+    est = Estimate(assumptions=model, warm=warm_any, pricing="batch" if config.batch.enabled else "online")
+    modes = pricing_modes(config)
     acc = {cfg.name: VendorEstimate(vendor=cfg.name, model=cfg.model) for cfg in config.vendors()}
     audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
 
@@ -230,7 +246,7 @@ def estimate(
         v.output_tokens += weight * out
         if cfg.adapter == "offline":
             return
-        for mode, price_of in PRICINGS.items():
+        for mode, price_of in modes.items():
             price = price_of(cfg)
             if price is not None:
                 uncached = request_tokens - cached

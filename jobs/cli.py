@@ -370,6 +370,10 @@ def estimate(
         typer.Option(min=0.0, max=1.0, help="Share of submissions expected to pass Stage A and be audited (default 1: upper bound)."),
     ] = None,
     fast: Annotated[bool, typer.Option(help="Skip the grounding checks (Stage 1's candidates) for speed.")] = False,
+    batch: Annotated[
+        bool,
+        typer.Option("--batch", help="Price batch mode (the vendors' batch APIs; cache warming off), as `sweep --batch`."),
+    ] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print the estimate as JSON.")] = False,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
 ) -> None:
@@ -379,7 +383,8 @@ def estimate(
     serve (their caching rules replayed in the sweep's order, with cache warming as configured),
     prices them per pricing mode, and prints the lower bound on wall time set by the configured
     rate limits. Output sizes and the audited share are assumptions (printed); `--calibrate RUN`
-    measures them on an earlier run.
+    measures them on an earlier run. `--batch` (or batch.enabled in the configuration) prices the
+    sweep `sweep --batch` would run: batch prices, cache warming off.
 
     Example:
 
@@ -395,12 +400,13 @@ def estimate(
     from evalcore.estimate import estimate as build_estimate
     from evalcore.schema import Submission
     from evalcore.submissions import iter_submissions
+    from jobs.batch import with_batch
 
     if endpoint_url:
         os.environ["AWS_ENDPOINT_URL_S3"] = endpoint_url
     console = Console(stderr=True)
     try:
-        cfg = load_config(config)
+        cfg = with_batch(load_config(config), True if batch else None)
         model = OutputModel.from_run(calibrate) if calibrate else OutputModel()
         if audited_share is not None:
             model.audited_share = audited_share
@@ -422,7 +428,7 @@ def estimate(
         print(json.dumps(data, indent=1))
         return
     modes = list(est.cost_usd)
-    t = Table(title=f"estimate: {est.submissions:,} submissions ({est.too_long} too long), "
+    t = Table(title=f"estimate ({est.pricing}): {est.submissions:,} submissions ({est.too_long} too long), "
                     f"cache warming {'on' if est.warm else 'off'}")
     for col in ("vendor", "model", "calls", "input tokens", "cached", "output tokens",
                 *(f"USD {m}" for m in modes), "min wall"):

@@ -23,6 +23,7 @@ from evalcore.store import write_json, write_shard
 from evalcore.submissions import load_submissions
 from evalcore.synth_lab import generate_lab
 from evalcore.vendors.registry import create_vendor
+from jobs.batch import with_batch
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +115,34 @@ def test_each_pricing_mode_with_a_price_gets_a_cost_column(graded_lab, monkeypat
                                                              output=cfg.price.output / 2))
     est = estimate(graded_lab["tasks"], graded_lab["subs"], graded_lab["cfg"])
     assert est.cost_usd["half"] == pytest.approx(est.cost_usd["online"] / 2)
+
+
+def test_batch_mode_is_priced_at_batch_prices_with_the_cold_cache_share_of_warming_off(graded_lab) -> None:
+    tasks, subs, cfg = graded_lab["tasks"], graded_lab["subs"], graded_lab["cfg"]
+    batch_cfg = with_batch(cfg, True)
+    cold_cfg = cfg.model_copy(update={"judges": [j.model_copy(update={"warm_prompt_cache": False})
+                                                 for j in cfg.judges]})
+    batch = estimate(tasks, subs, batch_cfg)
+    cold = estimate(tasks, subs, cold_cfg)
+    warm = estimate(tasks, subs, cfg)
+    assert batch.pricing == "batch" and warm.pricing == "online"
+    assert set(batch.cost_usd) == {"batch"} and set(warm.cost_usd) == {"online"}
+    assert not batch.warm and batch.cached_share == pytest.approx(cold.cached_share)
+    assert batch.cached_share < warm.cached_share
+    # every vendor's batch price is half its online price, so the same traffic costs half
+    assert batch.cost_usd["batch"] == pytest.approx(cold.cost_usd["online"] / 2)
+    assert batch.per_submission() > 0
+    assert batch.per_submission() == pytest.approx(cold.per_submission() / 2)
+
+
+def test_an_explicit_batch_price_table_is_the_one_batch_mode_uses(graded_lab) -> None:
+    tasks, subs, cfg = graded_lab["tasks"], graded_lab["subs"], with_batch(graded_lab["cfg"], True)
+    flat = Price(input=1.0, cached_input=1.0, output=1.0)
+    judges = [j.model_copy(update={"price": j.price.model_copy(update={"batch": flat})}) for j in cfg.judges]
+    auditor = cfg.auditor.model_copy(update={"price": cfg.auditor.price.model_copy(update={"batch": flat})})
+    est = estimate(tasks, subs, cfg.model_copy(update={"judges": judges, "auditor": auditor}))
+    tokens = sum(v.input_tokens + v.output_tokens for v in est.vendors)
+    assert est.cost_usd["batch"] == pytest.approx(tokens / 1_000_000)
 
 
 def test_the_wall_time_bound_follows_the_configured_limits(graded_lab) -> None:

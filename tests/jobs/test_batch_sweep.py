@@ -23,6 +23,7 @@ from evalcore.benchmark.loader import load_benchmark
 from evalcore.config import TribunalConfig
 from evalcore.emulators import BatchSettings, EmulatorConfig, OfflineResponder
 from evalcore.emulators._set import EmulatorThread, start_in_thread
+from evalcore.emulators.ground_truth import ground_truth_responder
 from evalcore.ground_truth import load_ground_truth
 from evalcore.journal import load_all
 from evalcore.store import read_table
@@ -31,7 +32,6 @@ from jobs.batch import with_batch
 from jobs.cli import app
 from jobs.reduce import reduce_run
 from jobs.sweep import SweepOptions, run_sweep
-from tests.evalcore.test_grade_reproduces_ground_truth import ground_truth_responder
 from tests.jobs.conftest import SAMPLE, emulated_config
 
 pytestmark = [pytest.mark.ray]

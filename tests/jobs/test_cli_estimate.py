@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from evalcore.benchmark.loader import load_benchmark
@@ -35,6 +36,25 @@ def test_estimate_table_shows_cost_cache_share_wall_time_and_the_assumptions() -
     assert result.exit_code == 0, result.output
     for text in ("USD online", "cached", "min wall", "USD per graded submission", "audited share 0.50"):
         assert text in result.output
+
+
+def test_estimate_batch_prices_batch_mode_at_half_the_online_bill_of_the_same_cold_traffic() -> None:
+    args = ["estimate", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "--fast", "--json"]
+    result = CliRunner().invoke(app, [*args, "--batch"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    tasks = load_benchmark(str(SAMPLE)).task_map()
+    subs = load_submissions(str(SAMPLE / "submissions"), tasks).submissions
+    cfg = load_config()
+    cold = cfg.model_copy(update={"judges": [j.model_copy(update={"warm_prompt_cache": False}) for j in cfg.judges],
+                                  "auditor": cfg.auditor.model_copy(update={"warm_prompt_cache": False})})
+    online_cold = estimate(tasks, subs, cold, fast=True)
+    assert out["pricing"] == "batch" and out["warm"] is False and list(out["cost_usd"]) == ["batch"]
+    assert out["cost_usd"]["batch"] == pytest.approx(online_cold.cost_usd["online"] / 2)
+    assert out["cached_share"] == pytest.approx(online_cold.cached_share)
+    assert out["usd_per_submission"] == pytest.approx(online_cold.per_submission() / 2)
+    table = CliRunner().invoke(app, [*args[:-1], "--batch"], env={"COLUMNS": "200"})
+    assert table.exit_code == 0 and "USD batch" in table.output and "USD online" not in table.output
 
 
 def test_estimate_of_a_missing_benchmark_is_an_error_naming_it(tmp_path) -> None:
