@@ -17,6 +17,10 @@ Never paying twice:
   limit; the policy's deadline is for online calls and does not apply to day-long batches); when
   the policy gives up, the call fails like an online call and the judge abstains.
 
+With a cost cap (`--max-cost`, `spend_guard`), each batch reserves its requests' worst case at
+batch prices before it is submitted; a batch that could cross the cap is not submitted and its
+requests fail with kind `cost_cap` (see `evalcore.cost_cap`).
+
 Preflight calls always go online (they check keys and models before a run, in seconds).
 """
 
@@ -36,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalcore.config import BatchConfig
+from evalcore.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.journal import BatchJournal, BatchRecord
 from evalcore.vendors._adapter import BadOutput, validate_output
@@ -57,6 +62,10 @@ class _SubmitFailed(Exception):
         super().__init__(cause)
         self.kind = kind
         self.cause = cause
+
+
+class _CapRefused(Exception):
+    """The cost cap refused the batch this request was queued in (nothing was submitted)."""
 
 
 @dataclass
@@ -120,6 +129,9 @@ class BatchingVendor:
         self.stats: Counter[str] = Counter()
         self._recovered = False
         self._recover_lock = asyncio.Lock()
+        self.spend_guard: Ledger | None = None
+        """Set by a sweep with --max-cost: each batch reserves its worst case before submission."""
+        self._reserved: dict[str, float] = {}  # batch id -> worst case reserved by this process
 
     # ------------------------------------------------------------------ the Vendor protocol
     async def complete(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T]:
@@ -156,6 +168,9 @@ class BatchingVendor:
                 self._mark(batch_id, cid, "bad_output")
             except BatchPending:
                 raise
+            except _CapRefused:
+                self.stats["cap_refused"] += 1
+                raise refusal(self.name, self.model, state.attempts - 1) from None
             except _SubmitFailed as exc:
                 failure = Failure(exc.kind, None, self.api.redact(exc.cause))
             except Exception as exc:  # a bug must fail this call, not the submission's other calls
@@ -225,12 +240,7 @@ class BatchingVendor:
             raise _SubmitFailed(ErrorKind.TRANSIENT, f"request {item.status} in batch {batch_id}: {item.error or ''}")
         usage = item.usage
         billed = _add(billed, usage)
-        price = self.cfg.price.for_batch()
-        cost += (
-            item.cost_usd
-            if item.cost_usd is not None
-            else price.cost(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens)
-        )
+        cost += self._billed(item)
         if item.problem is not None:
             return billed, cost, item.request_id
         try:
@@ -300,6 +310,23 @@ class BatchingVendor:
             purposes=dict(Counter(q.request.purpose for q in items.values())),
         )
         batch = [(cid, q.request, q.schema) for cid, q in items.items()]
+        worst = 0.0
+        if self.spend_guard is not None:
+            price = self.cfg.price.for_batch()
+            worst = sum(worst_case_usd(self.cfg, q.request, price) for q in items.values())
+            try:
+                [granted] = await self.spend_guard.reserve([worst])
+            except Exception as exc:  # the ledger is unreachable: send nothing that could cross the cap
+                granted = False
+                log.error("%s: the cost cap's ledger did not answer (%s); batch not submitted", self.name, exc)
+            if not granted:
+                log.warning("%s: a batch of %d request(s) (worst case $%.4f) could cross the cost cap; not submitted",
+                            self.name, len(items), worst)
+                for q in items.values():
+                    if not q.batch.done():
+                        q.batch.set_exception(_CapRefused())
+                        q.batch.exception()
+                return
         try:
             self.journal.save(record)  # the intent, before the vendor hears of it (see evalcore.journal)
             status = await self.api.submit(batch, record.label)
@@ -310,6 +337,8 @@ class BatchingVendor:
             record.phase = record.vendor_status = "abandoned"
             with contextlib.suppress(OSError):
                 self.journal.save(record)
+            if self.spend_guard is not None:
+                await asyncio.shield(self.spend_guard.settle(worst, 0.0))
             for q in items.values():
                 if not q.batch.done():
                     q.batch.set_exception(_SubmitFailed(kind, cause))
@@ -320,6 +349,8 @@ class BatchingVendor:
         except OSError as exc:  # paid for: wait on it in this process all the same
             log.error("%s: batch %s was submitted but its journal record could not be written (%s); "
                       "a re-run will look it up by its label %s", self.name, status.batch_id, exc, record.label)
+        if self.spend_guard is not None:
+            self._reserved[status.batch_id] = worst
         self.stats["batches_submitted"] += 1
         self.stats["requests_submitted"] += len(items)
         for q in items.values():
@@ -417,6 +448,9 @@ class BatchingVendor:
             raise _SubmitFailed(self.api.classify(exc).kind,
                                 f"collecting batch {batch_id} failed: {self.api.redact(str(exc))[:300]}") from None
         by_id = {item.custom_id: item for item in items}
+        reserved = self._reserved.pop(batch_id, None)
+        if reserved is not None and self.spend_guard is not None:
+            await asyncio.shield(self.spend_guard.settle(reserved, sum(self._billed(item) for item in items)))
         wanted = set(record.requests)
         record.outcomes = {
             cid: ("bad_output" if item.status == "succeeded" and item.problem else item.status)
@@ -427,6 +461,13 @@ class BatchingVendor:
         self.journal.save(record)
         self.stats["batches_collected"] += 1
         return by_id
+
+    def _billed(self, item: BatchItemResult) -> float:
+        """What one result of a batch cost (the vendor's figure if it gives one, else batch prices)."""
+        if item.cost_usd is not None:
+            return item.cost_usd
+        u = item.usage
+        return self.cfg.price.for_batch().cost(u.input_tokens, u.cached_input_tokens, u.output_tokens)
 
     def _update(self, record: BatchRecord, status: BatchStatus) -> None:
         """Save the record when what `tribunal status` shows has changed."""

@@ -14,6 +14,14 @@ instead of trickling on with the cheap calls that still fit. A refused call is a
 kind `cost_cap`, so the judge abstains and the submission is incomplete: the next run of the same
 command grades exactly those again (calls already paid are served from the run's calls table).
 Calls served from stored runs cost nothing and never reach the ledger (they never reach an adapter).
+
+Batch mode (`evalcore.batching`) reserves per batch instead of per attempt: before a batch is
+submitted (before its journal record, so a refused batch leaves no trace), the worst case of all
+its requests at the vendor's batch prices is reserved at once; the batch is sent only if that fits,
+and its reservation is settled with what its results were billed when it is collected. A refused
+batch refuses all its requests (kind `cost_cap`, never retried online) and closes the ledger like
+any refusal. Batches submitted by an earlier run and resumed by this one were reserved under that
+run's cap: they are collected without reaching this run's ledger, like stored calls.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from evalcore.config import VendorConfig
+from evalcore.config import Price, VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors.base import JudgeRequest
 
@@ -91,9 +99,10 @@ class LocalLedger:
         self.ledger.settle(reserved_usd, paid_usd)
 
 
-def worst_case_usd(cfg: VendorConfig, request: JudgeRequest) -> float:
-    """The most one attempt can cost: all input at the uncached price, the full output allowance."""
-    price = cfg.price
+def worst_case_usd(cfg: VendorConfig, request: JudgeRequest, price: Price | None = None) -> float:
+    """The most one attempt can cost: all input at the uncached price, the full output allowance
+    (at `price`, by default the vendor's online prices; batch mode passes its batch prices)."""
+    price = price or cfg.price
     output = request.max_output_tokens or cfg.max_output_tokens
     return (request.estimated_input_tokens * price.input + output * price.output) / 1_000_000
 

@@ -77,6 +77,8 @@ class VendorActor:
                     create_batch_api(self.cfg), journal, self.batch, online=inner, detach=self.detach,
                     label=self.run_id,
                 )
+                if self.ledger is not None:  # each batch reserves its worst case before it is submitted
+                    self.batching.spend_guard = RemoteLedger(self.ledger)
                 inner = self.batching
             self.vendor = ReusingVendor(inner, stored, self.run_id)
         return self.vendor

@@ -33,7 +33,8 @@ class CostWatch:
     ) -> CostWatch:
         est = estimate(tasks, pending, config, fast=True)
         ledger = CostCapActor.remote(max_cost_usd) if max_cost_usd is not None else None  # type: ignore[attr-defined]
-        return cls(est.cost_usd.get("online", 0.0), est.submissions, ledger, max_cost_usd)
+        # priced as the sweep runs: at batch prices in batch mode (est.pricing)
+        return cls(est.cost_usd.get(est.pricing, 0.0), est.submissions, ledger, max_cost_usd)
 
     def state(self) -> CapState | None:
         """The ledger's state, or None without a cap."""

@@ -14,8 +14,9 @@ from pydantic import BaseModel
 
 from evalcore.batching import BatchingVendor, BatchPending
 from evalcore.config import BatchConfig, Price, RetryPolicy, VendorConfig
+from evalcore.cost_cap import CostLedger, LocalLedger, worst_case_usd
 from evalcore.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
-from evalcore.errors import VendorError
+from evalcore.errors import ErrorKind, VendorError
 from evalcore.journal import BatchJournal, BatchRecord, load_all
 from evalcore.vendors.base import JudgeRequest
 from evalcore.vendors.registry import create_batch_api, create_vendor
@@ -222,3 +223,40 @@ async def test_a_submitting_record_whose_batch_never_arrived_is_abandoned_and_se
         assert not isinstance(reply, VendorError)
         phases = sorted(r.phase for r in BatchJournal.load(str(tmp_path), "openai").records.values())
         assert phases == ["abandoned", "collected"] and emus.openai.batches.creates == 1
+
+
+@pytest.mark.parametrize("adapter", VENDORS)
+async def test_with_a_cost_cap_a_batch_reserves_its_worst_case_at_batch_prices_and_one_that_could_cross_is_not_sent(
+    adapter: str, tmp_path
+) -> None:
+    first, second = [request(i) for i in range(3)], [request(i) for i in range(3, 6)]
+    async with EmulatorSet(EmulatorConfig(price=PRICE), responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        worst_first = sum(worst_case_usd(cfg, r, PRICE.for_batch()) for r in first)
+        # the first batch fits exactly at batch prices (at online prices it would be twice the cap)
+        ledger = CostLedger(worst_first * (1 + 1e-9))
+        vendor = batching(cfg, str(tmp_path))
+        vendor.spend_guard = LocalLedger(ledger)
+        try:
+            paid = await vendor.complete_many(first, Verdict)
+            assert ledger.state.reserved_usd == pytest.approx(0.0, abs=1e-12)  # settled at collection
+            assert ledger.state.spent_usd == pytest.approx(sum(r.cost_usd for r in paid if not isinstance(r, VendorError)))
+            refused = await vendor.complete_many(second, Verdict)
+        finally:
+            await vendor.aclose()
+        store = emus.by_vendor()[adapter].batches
+        assert all(not isinstance(r, VendorError) for r in paid)
+        assert all(isinstance(r, VendorError) and r.kind is ErrorKind.COST_CAP for r in refused)
+        assert store.creates == 1 and ledger.state.stopped
+        assert len(load_all(str(tmp_path))[adapter]) == 1  # a refused batch leaves no journal record
+
+        # the next run (a fresh ledger with room) submits exactly the refused requests, once
+        rerun = batching(cfg, str(tmp_path))
+        rerun.spend_guard = LocalLedger(CostLedger(1.0))
+        try:
+            replies = await rerun.complete_many(first + second, Verdict)
+        finally:
+            await rerun.aclose()
+        assert all(not isinstance(r, VendorError) for r in replies)
+        assert store.creates == 2 and rerun.stats["resumed_requests"] == 3
+        assert sorted(load_all(str(tmp_path))[adapter][1].requests) == sorted(r.request_hash for r in second)
