@@ -9,11 +9,14 @@ import pytest
 from evalcore import fs
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
+from evalcore.journal import load_all
 from evalcore.store import SUCCESS, read_table
+from jobs.batch import with_batch
 from jobs.sweep import SweepOptions, run_sweep
 from tests.jobs.conftest import SAMPLE, emulated_config
 
 pytestmark = [pytest.mark.ray]
+CAP_BATCH = 0.3
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +77,38 @@ def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_pa
     hashes = all_calls.filter(ok).column("request_hash").to_pylist()
     assert len(hashes) == len(set(hashes)), "a call was paid twice"
     assert paid_second and not (paid_second & paid_first)
+
+
+def test_a_capped_batch_sweep_submits_no_batch_that_could_cross_the_cap_and_the_next_run_finishes_it(
+    ray_local, emulators, tmp_path
+) -> None:
+    base = emulated_config(emulators.endpoints)
+    small = {"max_output_tokens": 600}
+    cfg = with_batch(base.model_copy(update={"judges": [j.model_copy(update=small) for j in base.judges],
+                                             "auditor": base.auditor.model_copy(update=small)}), True)
+    cfg = cfg.model_copy(update={"batch": cfg.batch.model_copy(update={"flush_interval_s": 0.3,
+                                                                        "poll_interval_s": 0.1})})
+    created = {k: s.creates for k, s in emulators.batch_stores().items()}
+    cap = CAP_BATCH
+    first = _sweep(cfg, str(tmp_path), cap)
+    run = first.run_uri
+    calls = read_table(run, "calls")
+    spent = pc.sum(calls.column("cost_usd")).as_py()
+    assert first.cost_capped and spent <= cap
+    assert spent > 0 and sum(s.creates for s in emulators.batch_stores().values()) > sum(created.values())
+    assert first.estimated_cost_usd > cap and "cost cap reached" in first.cost_message
+    assert not fs.exists(fs.join(run, SUCCESS))
+    refused = calls.filter(pc.equal(calls.column("outcome"), "cost_cap"))
+    assert refused.num_rows > 0 and pc.all(pc.equal(refused.column("attempts"), 0)).as_py()
+    submitted = {k: len(v) for k, v in load_all(run).items()}
+    assert sum(submitted.values()) == sum(s.creates for s in emulators.batch_stores().values()) - sum(created.values())
+
+    second = _sweep(cfg, str(tmp_path), None)
+    assert not second.cost_capped and fs.exists(fs.join(run, SUCCESS)) and second.complete + first.complete == 32
+    all_calls = read_table(run, "calls")
+    ok = pc.and_(pc.equal(all_calls.column("outcome"), "ok"), pc.is_null(all_calls.column("reused_from")))
+    hashes = all_calls.filter(ok).column("request_hash").to_pylist()
+    assert len(hashes) == len(set(hashes)), "a call was paid twice"
+    records = [r for rs in load_all(run).values() for r in rs]
+    in_batches = [h for r in records for h in r.requests]
+    assert len(in_batches) == len(set(in_batches)), "a request was submitted in two batches"
