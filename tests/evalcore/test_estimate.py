@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from evalcore.benchmark.loader import load_benchmark
-from evalcore.config import Price, load_config
+from evalcore.config import Price, TribunalConfig, load_config
 from evalcore.emulators import EmulatorConfig, FixedLatency
 from evalcore.emulators._set import EmulatorSet
 from evalcore.emulators.ground_truth import ground_truth_responder
@@ -23,7 +23,6 @@ from evalcore.store import write_json, write_shard
 from evalcore.submissions import load_submissions
 from evalcore.synth_lab import generate_lab
 from evalcore.vendors.registry import create_vendor
-from jobs.batch import with_batch
 
 
 @pytest.fixture(scope="module")
@@ -117,9 +116,18 @@ def test_each_pricing_mode_with_a_price_gets_a_cost_column(graded_lab, monkeypat
     assert est.cost_usd["half"] == pytest.approx(est.cost_usd["online"] / 2)
 
 
+def batch_mode(cfg: TribunalConfig) -> TribunalConfig:
+    """What `tribunal sweep --batch` runs: batch mode on, cache warming off (jobs.batch.with_batch)."""
+    return cfg.model_copy(update={
+        "batch": cfg.batch.model_copy(update={"enabled": True}),
+        "judges": [j.model_copy(update={"warm_prompt_cache": False}) for j in cfg.judges],
+        "auditor": cfg.auditor.model_copy(update={"warm_prompt_cache": False}),
+    })
+
+
 def test_batch_mode_is_priced_at_batch_prices_with_the_cold_cache_share_of_warming_off(graded_lab) -> None:
     tasks, subs, cfg = graded_lab["tasks"], graded_lab["subs"], graded_lab["cfg"]
-    batch_cfg = with_batch(cfg, True)
+    batch_cfg = batch_mode(cfg)
     cold_cfg = cfg.model_copy(update={"judges": [j.model_copy(update={"warm_prompt_cache": False})
                                                  for j in cfg.judges]})
     batch = estimate(tasks, subs, batch_cfg)
@@ -136,7 +144,7 @@ def test_batch_mode_is_priced_at_batch_prices_with_the_cold_cache_share_of_warmi
 
 
 def test_an_explicit_batch_price_table_is_the_one_batch_mode_uses(graded_lab) -> None:
-    tasks, subs, cfg = graded_lab["tasks"], graded_lab["subs"], with_batch(graded_lab["cfg"], True)
+    tasks, subs, cfg = graded_lab["tasks"], graded_lab["subs"], batch_mode(graded_lab["cfg"])
     flat = Price(input=1.0, cached_input=1.0, output=1.0)
     judges = [j.model_copy(update={"price": j.price.model_copy(update={"batch": flat})}) for j in cfg.judges]
     auditor = cfg.auditor.model_copy(update={"price": cfg.auditor.price.model_copy(update={"batch": flat})})
