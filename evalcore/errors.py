@@ -113,3 +113,16 @@ class PreflightError(TribunalError):
 
 class StorageError(TribunalError):
     """Reading or writing run output failed (names the URI)."""
+
+
+class EndpointUnreachable(StorageError):
+    """The S3 endpoint could not be reached at all: not a problem of one file, so it stops the
+    command (a loader must not turn it into one rejection per file, or into "not found")."""
+
+    def __init__(self, file: str, reason: str) -> None:
+        self.file = file
+        self.reason = reason
+        super().__init__(f"{file}: {reason}")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.file, self.reason))

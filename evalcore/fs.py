@@ -15,15 +15,16 @@ so error messages name files the way the user typed them.
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
-import tempfile
+import secrets
 import threading
 from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
-from evalcore.errors import StorageError
+from evalcore.errors import EndpointUnreachable, StorageError
 
 S3_PREFIX = "s3://"
 _FILE_PREFIX = "file://"
@@ -135,40 +136,137 @@ def relative(uri: str, root: str) -> str:
     return os.path.relpath(uri, root).replace(os.sep, "/")
 
 
+_UNREACHABLE_MARKERS = ("NETWORK_CONNECTION", "curlCode", "Could not connect", "Could not resolve", "timed out")
+
+
+def unreachable_reason(uri: str, exc: OSError, endpoint_override: str | None = None) -> str | None:
+    """The plain reason when ``exc`` means the S3 endpoint could not be reached, else None.
+
+    pyarrow reports a refused connection, an unknown host or a timeout as a generic OSError with
+    the AWS SDK's jargon (``AWS Error NETWORK_CONNECTION during HeadObject operation: curlCode:
+    7``). The user needs to know which endpoint was tried and how to point at another.
+    """
+    if not is_s3(uri):
+        return None
+    text = str(exc)
+    if not any(marker in text for marker in _UNREACHABLE_MARKERS):
+        return None
+    endpoint = s3_endpoint(endpoint_override)
+    where = f"S3 endpoint {endpoint}" if endpoint else "AWS S3 (no endpoint set)"
+    detail = text.rsplit("Details:", 1)[-1].strip() if "Details:" in text else text.split(":", 1)[-1].strip()
+    return (
+        f"{where} is unreachable ({detail}); check --endpoint-url or AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL"
+    )
+
+
+def raise_if_unreachable(uri: str, exc: OSError, endpoint_override: str | None = None) -> None:
+    """Raise EndpointUnreachable (``uri: endpoint is unreachable``) when ``exc`` is a network failure.
+
+    An unreachable endpoint is not a problem of one file: callers that turn a read error into a
+    rejection of that file call this first, so the whole command stops with one clear message
+    instead of rejecting every file (or reporting the benchmark as not found).
+    """
+    reason = unreachable_reason(uri, exc, endpoint_override)
+    if reason is not None:
+        raise EndpointUnreachable(uri, reason) from exc
+
+
+def missing_reason(
+    uri: str, what: str, endpoint_override: str | None = None, *, kinds: str = "folder or S3 prefix"
+) -> str:
+    """``<what> not found (...)``, saying so when the whole S3 bucket is missing at the endpoint.
+
+    An endpoint that answers but is not the S3 server the user meant (a wrong port, another
+    service) says "not found" for everything; naming the bucket and the endpoint tells the user
+    to check the endpoint rather than search for a missing folder.
+    """
+    if is_s3(uri):
+        bucket = uri[len(S3_PREFIX) :].split("/", 1)[0]
+        if bucket and not exists(S3_PREFIX + bucket, endpoint_override):
+            endpoint = s3_endpoint(endpoint_override)
+            where = f"S3 endpoint {endpoint}" if endpoint else "AWS S3 (no endpoint set)"
+            return (
+                f"{what} not found: there is no bucket {bucket!r} at {where} "
+                "(check the bucket name and --endpoint-url / AWS_ENDPOINT_URL_S3)"
+            )
+    return f"{what} not found (no such {kinds})"
+
+
+def _write_reason(exc: OSError) -> str:
+    """Why a local write failed, in the user's words rather than the errno's."""
+    if isinstance(exc, NotADirectoryError) or exc.errno == errno.ENOTDIR:
+        return "a parent of this path is a regular file, not a folder; choose another output folder"
+    if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied: the folder is not writable by this user; choose another output folder"
+    if exc.errno == errno.EROFS:
+        return "the file system is read-only; choose another output folder"
+    if exc.errno == errno.ENOSPC:
+        return "no space left on the device"
+    if isinstance(exc, IsADirectoryError):
+        return "a folder exists where this file should be written"
+    return f"cannot write: {exc.strerror or exc}"
+
+
 def read_bytes(uri: str, endpoint_override: str | None = None) -> bytes:
-    """The whole content of a file. Raises OSError/FileNotFoundError like pyarrow does."""
+    """The whole content of a file. Raises OSError/FileNotFoundError like pyarrow does, and
+    StorageError when the S3 endpoint cannot be reached."""
     fs, path = resolve(uri, endpoint_override)
-    with fs.open_input_file(path) as f:
-        return bytes(f.read())
+    try:
+        with fs.open_input_file(path) as f:
+            return bytes(f.read())
+    except OSError as exc:
+        raise_if_unreachable(uri, exc, endpoint_override)
+        raise
 
 
 def write_bytes_atomic(uri: str, data: bytes, endpoint_override: str | None = None) -> None:
     """Write a file so readers see either the old or the new content, never a partial one.
 
     Local: write a dot-prefixed temporary file in the same folder (dot files are ignored by pyarrow
-    datasets and our loaders), then ``os.replace``. S3: one PUT is atomic already.
+    datasets and our loaders), then ``os.replace``. The temporary file is created with mode 0666
+    and the process umask applies, exactly as for any file a program creates (``mkstemp`` would
+    give 0600, and teammates or a web server could not read the run). S3: one PUT is atomic already.
+
+    Raises StorageError naming the file and the reason (unwritable folder, a parent that is a
+    regular file, an unreachable endpoint).
     """
     fs, path = resolve(uri, endpoint_override)
     if isinstance(fs, pafs.LocalFileSystem):
-        folder = os.path.dirname(path)
-        os.makedirs(folder, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+            _write_local(path, data)
+        except OSError as exc:
+            raise StorageError(f"{uri}: {_write_reason(exc)}") from exc
         return
-    with fs.open_output_stream(path) as out:
-        out.write(data)
+    try:
+        with fs.open_output_stream(path) as out:
+            out.write(data)
+    except OSError as exc:
+        raise_if_unreachable(uri, exc, endpoint_override)
+        raise StorageError(f"{uri}: cannot write: {exc}") from exc
+
+
+def _write_local(path: str, data: bytes) -> None:
+    folder = os.path.dirname(path)
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def _info(uri: str, endpoint_override: str | None) -> pafs.FileInfo:
     fs, path = resolve(uri, endpoint_override)
-    return fs.get_file_info(path)
+    try:
+        return fs.get_file_info(path)
+    except OSError as exc:
+        raise_if_unreachable(uri, exc, endpoint_override)
+        raise
 
 
 def exists(uri: str, endpoint_override: str | None = None) -> bool:
@@ -198,7 +296,11 @@ def list_files(
     ``suffix`` filters by ending, case-insensitively.
     """
     fs, path = resolve(uri, endpoint_override)
-    infos = fs.get_file_info(pafs.FileSelector(path, recursive=recursive, allow_not_found=True))
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=recursive, allow_not_found=True))
+    except OSError as exc:
+        raise_if_unreachable(uri, exc, endpoint_override)
+        raise
     wanted: tuple[str, ...] | None = None
     if suffix is not None:
         wanted = tuple(s.lower() for s in ((suffix,) if isinstance(suffix, str) else suffix))

@@ -525,7 +525,9 @@ def iter_submissions(
             yield Rejection(file=uri, reason="expected a results folder or a .jsonl/.parquet manifest")
             return
         else:
-            yield Rejection(file=uri, reason="submissions not found (no such folder, file or S3 prefix)")
+            yield Rejection(file=uri, reason=fs.missing_reason(
+                uri, "submissions", endpoint_override, kinds="folder, file or S3 prefix"
+            ))
             return
     except OSError as exc:
         yield Rejection(file=uri, reason=f"cannot read submissions: {exc}")

@@ -14,12 +14,13 @@ from statistics import mean
 from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from evalcore import fs
 from evalcore.benchmark import ocr
 from evalcore.benchmark.loader import DOCUMENTS_FOLDER, TASKS_FOLDER, BenchmarkLoad, load_benchmark
 from evalcore.config import InputLimits, OcrConfig
-from evalcore.errors import TribunalError
+from evalcore.errors import EndpointUnreachable, TribunalError
 from evalcore.schema import Rejection, Submission
 from evalcore.submissions import iter_submissions
 
@@ -134,6 +135,9 @@ def validate(
     report = ValidationReport(benchmark=benchmark_uri, submissions=submissions_uri, low_confidence=low_confidence)
     try:
         load = load_benchmark(benchmark_uri, endpoint_override=endpoint_override, limits=limits)
+    except EndpointUnreachable as exc:  # the endpoint, not one file: nothing else can be checked
+        report.problems.append(Rejection(file=exc.file, reason=exc.reason))
+        return report
     except TribunalError as exc:  # e.g. an unsupported URI scheme
         report.problems.append(Rejection(file=benchmark_uri, reason=str(exc)))
         return report
@@ -160,6 +164,8 @@ def validate(
                 )
             else:
                 report.problems.append(item)
+    except EndpointUnreachable as exc:
+        report.problems.append(Rejection(file=exc.file, reason=exc.reason))
     except TribunalError as exc:
         report.problems.append(Rejection(file=submissions_uri, reason=str(exc)))
     report.n_submissions = sum(by_system.values())
@@ -176,7 +182,7 @@ def _paged_table(report: ValidationReport, limit: int = 50) -> Table:
     for d in shown:
         confidence = f"{d.mean_confidence:.1f}" if d.mean_confidence is not None else "-"
         low = ", ".join(map(str, d.low_confidence_pages)) or "-"
-        table.add_row(d.task_id, d.document, str(d.pages), str(d.ocr_pages), confidence, low)
+        table.add_row(Text(d.task_id), Text(d.document), str(d.pages), str(d.ocr_pages), confidence, low)
     if len(report.paged_documents) > limit:
         table.caption = f"{len(report.paged_documents) - limit} more in --json"
     return table
@@ -187,14 +193,14 @@ def _counts_table(title: str, label: str, counts: dict[str, int]) -> Table:
     table.add_column(label)
     table.add_column("count", justify="right")
     for key, value in counts.items():
-        table.add_row(key, str(value))
+        table.add_row(Text(key), str(value))  # system and area names are user text, never markup
     table.add_row("[bold]total[/bold]", f"[bold]{sum(counts.values())}[/bold]")
     return table
 
 
 def render(report: ValidationReport, console: Console, *, max_missing: int = 20) -> None:
     """Print the summary tables, then every problem as ``file: reason`` (one per line)."""
-    console.print(f"[bold]Benchmark[/bold] {report.benchmark}  ({report.n_tasks} tasks)", highlight=False)
+    console.print(Text.assemble(("Benchmark", "bold"), f" {report.benchmark}  ({report.n_tasks} tasks)"))
     if report.tasks_by_area:
         console.print(_counts_table("Tasks by area", "area", report.tasks_by_area))
         c = report.criteria
@@ -210,9 +216,7 @@ def render(report: ValidationReport, console: Console, *, max_missing: int = 20)
             "(graded; the audit checks them against their instructions)"
         )
     if report.submissions is not None:
-        console.print(
-            f"[bold]Submissions[/bold] {report.submissions}  ({report.n_submissions} loaded)", highlight=False
-        )
+        console.print(Text.assemble(("Submissions", "bold"), f" {report.submissions}  ({report.n_submissions} loaded)"))
         if report.submissions_by_system:
             console.print(_counts_table("Submissions by system", "system", report.submissions_by_system))
         missing = report.deliverables_missing

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evalcore import fs
@@ -66,7 +67,7 @@ def _ci(e: Estimate, pct: bool = True) -> str:
 def render_calibration(cal: Calibration, console: Console | None = None) -> None:
     """Print the calibration as rich tables: judges, panel, auditor."""
     out = console or Console()
-    out.print(f"[bold]Calibration of run {cal.run_id}[/] against {cal.labels}: {cal.labelled_submissions} labelled "
+    out.print(f"[bold]Calibration of run {escape(cal.run_id)}[/] against {escape(cal.labels)}: {cal.labelled_submissions} labelled "
               f"submissions, {cal.matched_submissions} graded complete, {cal.not_in_run} not in the run, "
               f"{cal.not_complete} not complete. 95% bootstrap CIs over submissions.")
     t = Table(title="Judges against the experts", title_justify="left", box=box.SIMPLE_HEAVY)
@@ -74,7 +75,7 @@ def render_calibration(cal: Calibration, console: Console | None = None) -> None
         t.add_column(h, justify="left" if h in ("judge", "area") else "right")
     for r in cal.judges:
         if r.area == ALL_AREAS:
-            t.add_row(r.judge, r.area, str(r.items), _ci(r.accuracy), _ci(r.kappa, pct=False),
+            t.add_row(escape(r.judge), escape(r.area), str(r.items), _ci(r.accuracy), _ci(r.kappa, pct=False),
                       _ci(r.false_pass_rate), _ci(r.false_fail_rate))
     out.print(t)
     p = cal.panel
@@ -99,4 +100,4 @@ def render_calibration(cal: Calibration, console: Console | None = None) -> None
               f"{a.not_audited} labelled hallucination(s) in submissions not audited. "
               f"Materiality (expert → auditor): {a.materiality}")
     for note in cal.notes:
-        out.print(f"[yellow]note:[/yellow] {note}")
+        out.print(f"[yellow]note:[/yellow] {escape(note)}")

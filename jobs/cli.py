@@ -13,6 +13,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's fork notices are nois
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from evalcore.config import VendorMode
 from evalcore.errors import TribunalError
@@ -38,6 +39,15 @@ app = typer.Typer(
 @app.callback()
 def main() -> None:
     """Tribunal: grade AI-written legal work with a judge panel and a hallucination audit."""
+
+
+def print_error(error: object, console: Console | None = None) -> None:
+    """``error: <message>`` on stderr, the message as plain text.
+
+    Messages quote user paths, system names and file content; printed as rich markup, a path with
+    ``[/]`` in it raises a MarkupError and ``gpt-5[beta]`` loses its ``[beta]``.
+    """
+    (console or Console(stderr=True)).print(Text.assemble(("error: ", "red"), str(error)), soft_wrap=True)
 
 
 S3_HELP = (
@@ -172,7 +182,7 @@ def grade(
     try:
         result = grade_one(task_dir, deliverable, vendors, audit, config)
     except TribunalError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        print_error(exc)
         raise typer.Exit(1) from exc
     if as_json:
         import json as _json
@@ -274,7 +284,7 @@ def sweep(
             )
             summary = run_sweep(opts, console)
     except TribunalError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(exc, console)
         raise typer.Exit(1) from exc
     _print_summary(summary, console)
     if summary.cost_message:
@@ -326,7 +336,7 @@ def _print_summary(summary: SweepSummary, console: Console) -> None:
     from rich.table import Table
 
     s = summary.as_dict()
-    t = Table(title=f"sweep {s['run_id']} -> {s['run_uri']}", show_header=False)
+    t = Table(title=Text(f"sweep {s['run_id']} -> {s['run_uri']}"), show_header=False)
     for key in ("submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
                 "failed_shards",
                 "rejected", "paid_calls", "reused_calls", "rate_limited", "batches_submitted", "cost_usd",
@@ -460,7 +470,7 @@ def demo(
 
     root = Path(__file__).resolve().parents[1] / "examples" / "sample"
     if not root.exists():
-        Console(stderr=True).print(f"[red]error:[/] {root}: sample benchmark not found (run from a checkout)")
+        print_error(f"{root}: sample benchmark not found (run from a checkout)")
         raise typer.Exit(1)
     sweep(
         benchmark=str(root), submissions=str(root / "submissions"), output=output, vendors=VendorMode.EMULATED,
@@ -536,10 +546,10 @@ def emulate(
         ports = {"openai": openai_port, "anthropic": anthropic_port, "xai": xai_port}
         asyncio.run(serve_forever(cfg, ports=ports, config_out=Path(write_config) if write_config else None))
     except TribunalError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(exc, console)
         raise typer.Exit(1) from exc
     except OSError as exc:  # e.g. a port already in use
-        console.print(f"[red]error:[/] cannot start the emulators: {exc}")
+        print_error(f"cannot start the emulators: {exc}", console)
         raise typer.Exit(1) from exc
     except KeyboardInterrupt:
         console.print("emulators stopped")
@@ -565,7 +575,7 @@ def reduce_cmd(
     try:
         lb = reduce_run(run, endpoint_override=endpoint_url)
     except TribunalError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        print_error(exc)
         raise typer.Exit(1) from exc
     if json_out:
         console.print_json(lb.model_dump_json())
@@ -596,9 +606,9 @@ def report_cmd(
             run, endpoint_override=endpoint_url, limits=ReportLimits(max_listed=max_listed, max_detailed=max_detailed)
         )
     except TribunalError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        print_error(exc)
         raise typer.Exit(1) from exc
-    Console().print(f"report written: {uri}")
+    Console().print(f"report written: {uri}", markup=False, highlight=False)
 
 
 @app.command("calibrate")
@@ -631,7 +641,7 @@ def calibrate_cmd(
     try:
         cal = calibrate_run(run, labels, endpoint_override=endpoint_url)
     except TribunalError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        print_error(exc)
         raise typer.Exit(1) from exc
     if json_out:
         Console().print_json(cal.model_dump_json())
@@ -661,7 +671,7 @@ def compare_cmd(
     try:
         cmp = compare_runs(run_a, run_b, out=out, endpoint_override=endpoint_url)
     except TribunalError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        print_error(exc)
         raise typer.Exit(1) from exc
     if json_out:
         Console().print_json(cmp.model_dump_json())
@@ -708,9 +718,9 @@ def synth_cmd(
     try:
         gt = synthesize(sample, None, n, out, seed=seed)
     except TribunalError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
+        print_error(exc)
         raise typer.Exit(1) from exc
-    Console().print(f"wrote {out}/manifest.jsonl and {out}/ground_truth.json\n{summary(gt)}")
+    Console().print(f"wrote {out}/manifest.jsonl and {out}/ground_truth.json\n{summary(gt)}", markup=False)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from rich import box
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evalcore import fs
@@ -45,21 +46,21 @@ def _delta(e: Estimate) -> str:
 def render_comparison(cmp: Comparison, console: Console | None = None) -> None:
     """Print the comparison: verdict changes per judge, flags, score changes and ranks."""
     out = console or Console()
-    out.print(f"[bold]Run {cmp.run_b} against run {cmp.run_a}[/]: {cmp.shared} submissions complete in both "
+    out.print(f"[bold]Run {escape(cmp.run_b)} against run {escape(cmp.run_a)}[/]: {cmp.shared} submissions complete in both "
               f"({cmp.only_a} in A only, {cmp.only_b} in B only).")
     t = Table(title="Verdicts that changed", title_justify="left", box=box.SIMPLE_HEAVY)
     for h in ("judge", "model A → B", "compared", "changed", "pass→fail", "fail→pass", "κ(A,B)"):
         t.add_column(h, justify="left" if h in ("judge", "model A → B") else "right")
     for j in cmp.judges:
         model = j.model_a if j.model_a == j.model_b else f"{j.model_a} → {j.model_b}"
-        t.add_row(j.judge, str(model), str(j.compared), str(j.changed), str(j.pass_to_fail), str(j.fail_to_pass),
+        t.add_row(escape(j.judge), escape(str(model)), str(j.compared), str(j.changed), str(j.pass_to_fail), str(j.fail_to_pass),
                   "—" if j.kappa is None else f"{j.kappa:.2f}")
     out.print(t)
     if cmp.judges_only_a or cmp.judges_only_b:
-        out.print(f"judges only in A: {cmp.judges_only_a or '—'}; only in B: {cmp.judges_only_b or '—'}")
+        out.print(f"judges only in A: {cmp.judges_only_a or '—'}; only in B: {cmp.judges_only_b or '—'}", markup=False)
     f = cmp.flags
     out.print(f"Confirmed hallucinations on {f.audited_both} submissions audited in both "
-              f"(auditor {f.auditor_a} → {f.auditor_b}): A {f.confirmed_a} ({f.material_a} material), "
+              f"(auditor {escape(str(f.auditor_a))} → {escape(str(f.auditor_b))}): A {f.confirmed_a} ({f.material_a} material), "
               f"B {f.confirmed_b} ({f.material_b} material); upheld by both {f.upheld_both}, "
               f"by A only {f.only_a}, by B only {f.only_b}. Audited in A only: {f.audited_a_only}, "
               f"in B only: {f.audited_b_only}.")
@@ -68,7 +69,7 @@ def render_comparison(cmp: Comparison, console: Console | None = None) -> None:
     for h in ("system", "rank A", "rank B", "HC A", "HC B", "Δ HC", "Δ all-pass"):
         t.add_column(h, justify="left" if h == "system" else "right")
     for s in cmp.systems:
-        t.add_row(s.system + (" *" if s.system in cmp.rank_changed else ""),
+        t.add_row(escape(s.system) + (" *" if s.system in cmp.rank_changed else ""),
                   "—" if s.rank_a is None else str(s.rank_a), "—" if s.rank_b is None else str(s.rank_b),
                   "—" if s.hc_pass_rate_a is None else f"{100 * s.hc_pass_rate_a:.1f}%",
                   "—" if s.hc_pass_rate_b is None else f"{100 * s.hc_pass_rate_b:.1f}%",
@@ -77,4 +78,4 @@ def render_comparison(cmp: Comparison, console: Console | None = None) -> None:
     tau = "—" if cmp.kendall_tau is None else f"{cmp.kendall_tau:.2f}"
     out.print(f"Kendall τ of the two leaderboards: {tau}"
               + (f" (p = {cmp.kendall_p:.2g})" if cmp.kendall_p is not None else "")
-              + f"; rank changed (*): {', '.join(cmp.rank_changed) or 'none'}")
+              + f"; rank changed (*): {escape(', '.join(cmp.rank_changed)) or 'none'}")

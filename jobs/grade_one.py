@@ -11,6 +11,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from evalcore.benchmark.loader import load_task
 from evalcore.config import InputLimits, VendorMode, load_config
@@ -79,8 +80,9 @@ def render_grade(result: GradeResult, console: Console) -> None:
         verdicts.add_column(col, overflow="fold")
     style = {"pass": "green", "fail": "red", "abstain": "yellow"}
     for v in sorted(result.verdicts, key=lambda r: (r.criterion_id, r.judge)):
-        verdicts.add_row(
-            v.criterion_id, v.judge, f"[{style[v.verdict]}]{v.verdict}[/]", v.reasoning or v.abstain_reason or "",
+        verdicts.add_row(  # ids and the judge's reasoning are text, never markup
+            Text(v.criterion_id), Text(v.judge), Text(v.verdict, style=style[v.verdict]),
+            Text(v.reasoning or v.abstain_reason or ""),
         )
     console.print(verdicts)
     sub = result.submission
@@ -94,12 +96,13 @@ def render_grade(result: GradeResult, console: Console) -> None:
             page = f", {f.evidence_page}" if f.evidence_page else ""
             evidence = f"{f.evidence_document}{page}: {f.evidence_passage}" if f.evidence_document else "(no support in the sources)"
             decision = f.status + (f" / {f.materiality}" if f.materiality else "")
-            flags.add_row(str(f.flag_index), f.span, f.category, evidence, decision, f.rationale)
+            flags.add_row(str(f.flag_index), Text(f.span), Text(f.category), Text(evidence), Text(decision),
+                          Text(f.rationale))
         console.print(flags if result.flags else "[green]Stage B: no flags raised.[/]")
     scores = Table(title="Scores", show_header=False)
     shown = sub.model_dump(include={"status", "status_reason", "task_score", "all_pass_judges", "criterion_pass_rate",
                                     "near_pass_1", "near_pass_2", "audited", "material_flags", "minor_flags", "gated",
                                     "hc_score", "cost_usd"})
     for key, value in shown.items():
-        scores.add_row(key, str(value))
+        scores.add_row(key, Text(str(value)))
     console.print(scores)

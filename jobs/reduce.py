@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from evalcore import fs
 from evalcore.errors import StorageError
@@ -136,7 +137,7 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None) -> Table
     Returns the table too, for callers that lay it out themselves.
     """
     table = Table(
-        title=f"Leaderboard — run {lb.run_id} ({lb.n_tasks} tasks)",
+        title=Text(f"Leaderboard — run {lb.run_id} ({lb.n_tasks} tasks)"),
         title_justify="left",
         caption=(
             "HC = hallucination-controlled (gated); material/task = per audited task; "
@@ -156,7 +157,7 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None) -> Table
     for r in lb.systems:
         table.add_row(
             "—" if r.rank is None else str(r.rank),
-            r.system,
+            Text(r.system),  # a system name is user text, never markup: gpt-5[beta] stays whole
             _pct(r.hc_pass_rate),
             _pct(r.all_pass_rate, ci=False),
             _pct(r.criterion_pass_rate, ci=False),
@@ -167,5 +168,5 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None) -> Table
         )
     (console or Console()).print(table)
     for note in lb.notes:
-        (console or Console()).print(f"[yellow]note:[/yellow] {note}")
+        (console or Console()).print(Text.assemble(("note: ", "yellow"), note))
     return table

@@ -305,7 +305,7 @@ def _find_tasks_root(uri: str, endpoint: str | None) -> tuple[str, str] | Reject
     if fs.basename(uri) == TASKS_FOLDER and fs.is_dir(uri, endpoint):
         return fs.parent(uri), uri
     if not fs.exists(uri, endpoint):
-        return Rejection(file=uri, reason="benchmark not found (no such folder or S3 prefix)")
+        return Rejection(file=uri, reason=fs.missing_reason(uri, "benchmark", endpoint))
     return Rejection(
         file=uri,
         reason=f"no {TASKS_FOLDER}/ folder here; expected {TASKS_FOLDER}/<area>/<task>[/<scenario>]/{TASK_FILE}",

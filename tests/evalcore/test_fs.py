@@ -169,3 +169,98 @@ def test_symlink_pointing_outside_the_root_is_not_within_it(tmp_path):
     assert not fs.is_within(str(root / "link.txt"), str(root))
     assert fs.is_within("s3://b/root/x", "s3://b/root")
     assert not fs.is_within("s3://b/rootx/x", "s3://b/root")
+
+
+# --------------------------------------------------------------------------------------------
+# write failures and modes: `file: reason`, never a traceback; the umask's mode, never 0600
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
+def test_written_files_take_the_umask_mode_like_any_created_file(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        target = tmp_path / "runs" / "r1" / "run.json"
+        fs.write_bytes_atomic(str(target), b"{}")
+        fs.write_bytes_atomic(str(target), b"{}")  # the replacement too, not only the first write
+    finally:
+        os.umask(old)
+    assert (target.stat().st_mode & 0o777) == 0o666 & ~umask
+    assert (target.parent.stat().st_mode & 0o777) == 0o777 & ~umask
+
+
+def test_writing_under_a_regular_file_names_the_file_and_says_its_parent_is_a_file(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    target = str(tmp_path / "afile" / "runs" / "run.json")
+    with pytest.raises(StorageError) as info:
+        fs.write_bytes_atomic(target, b"{}")
+    assert str(info.value) == (
+        f"{target}: a parent of this path is a regular file, not a folder; choose another output folder"
+    )
+
+
+@pytest.fixture
+def unwritable_dir(tmp_path):
+    """A folder this process cannot create files in: mode 0555, and immutable when we are root
+    (root ignores modes); skipped only where neither can be arranged."""
+    import subprocess
+
+    folder = tmp_path / "readonly"
+    folder.mkdir()
+    folder.chmod(0o555)
+    immutable = False
+    if os.geteuid() == 0:
+        immutable = subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+        if not immutable:
+            pytest.skip("running as root without chattr: no folder is unwritable")
+    try:
+        yield folder
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(0o755)
+
+
+def test_writing_into_an_unwritable_folder_names_the_file_and_says_permission_denied(unwritable_dir):
+    target = str(unwritable_dir / "run-1" / "run.json")
+    with pytest.raises(StorageError) as info:
+        fs.write_bytes_atomic(target, b"{}")
+    assert str(info.value) == (
+        f"{target}: permission denied: the folder is not writable by this user; choose another output folder"
+    )
+
+
+@pytest.fixture
+def dead_endpoint():
+    """An http:// endpoint on 127.0.0.1 that refuses connections (a bound socket that never listens)."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()
+
+
+@pytest.mark.s3
+def test_an_unreachable_s3_endpoint_is_named_as_unreachable_by_every_operation(dead_endpoint, s3_server):
+    from evalcore.errors import EndpointUnreachable
+
+    uri = "s3://bench/tasks"
+    for op in (fs.exists, fs.is_dir, fs.read_bytes, lambda u, e: fs.list_files(u, endpoint_override=e),
+               lambda u, e: fs.write_bytes_atomic(u + "/run.json", b"{}", e)):
+        with pytest.raises(EndpointUnreachable) as info:
+            op(uri, dead_endpoint)
+        assert info.value.file.startswith(uri)
+        assert info.value.reason.startswith(f"S3 endpoint {dead_endpoint} is unreachable (")
+        assert "--endpoint-url" in info.value.reason and "curlCode" not in info.value.reason
+
+
+@pytest.mark.s3
+def test_a_missing_bucket_is_said_to_be_missing_at_the_endpoint(s3_server):
+    reason = fs.missing_reason("s3://no-such-bucket-here/bench", "benchmark", s3_server)
+    assert reason == (
+        f"benchmark not found: there is no bucket 'no-such-bucket-here' at S3 endpoint {s3_server} "
+        "(check the bucket name and --endpoint-url / AWS_ENDPOINT_URL_S3)"
+    )
