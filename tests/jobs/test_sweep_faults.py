@@ -1,0 +1,94 @@
+"""Vendor faults at scale, on a real local Ray cluster with the real SDKs against the emulators:
+10 % 429 / 5 % 5xx / 3 % malformed answers / 1 % hung requests over 300 synthetic submissions give
+exactly the fault-free run's leaderboard (re-running whatever the faults left incomplete, as a
+user would). Short retry delays and a short request timeout keep it inside CI's budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalcore.config import RateLimits, RetryPolicy, TribunalConfig
+from evalcore.emulators import EmulatorConfig, OfflineResponder
+from evalcore.emulators._config import FaultRates
+from evalcore.emulators._set import start_in_thread
+from jobs.reduce import reduce_run
+from jobs.sweep import SweepOptions, SweepSummary, run_sweep
+from tests.jobs.conftest import SAMPLE, emulated_config
+
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(1500)]
+
+N_SUBMISSIONS = 300
+FAULTS = FaultRates(rate_limit=0.10, server_error=0.05, malformed=0.03, hang=0.01,
+                    rate_limit_retry_after_s=0.02, hang_s=60.0)
+HANG_TIMEOUT_S = 2.0
+"""A hung request is abandoned after this long and retried (the SDK's own request timeout)."""
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from evalcore.synth import synthesize
+
+    out = tmp_path_factory.mktemp("synth")
+    synthesize(SAMPLE, None, N_SUBMISSIONS, out, seed=7)
+    return out / "manifest.jsonl"
+
+
+def _fast(cfg: TribunalConfig) -> TribunalConfig:
+    """Short backoff and a short timeout (what a hang costs); the same settings for both runs, so
+    the configuration fingerprint and the bootstrap seed are the same."""
+    retry = RetryPolicy(max_attempts=8, deadline_s=300.0, base_delay_s=0.02, max_delay_s=0.5, bad_output_retries=3)
+    limits = RateLimits(requests_per_minute=600_000, tokens_per_minute=6_000_000_000)
+
+    def fix(v):  # type: ignore[no-untyped-def]
+        return v.model_copy(update={"retry": retry, "timeout_s": HANG_TIMEOUT_S, "limits": limits})
+
+    return cfg.model_copy(update={"judges": [fix(j) for j in cfg.judges], "auditor": fix(cfg.auditor)})
+
+
+def _sweep(manifest: Path, output: Path, faults: FaultRates | None) -> tuple[SweepSummary, list[SweepSummary], dict]:
+    """One sweep, then re-runs of the same command until nothing is left incomplete (at most 3)."""
+    config = EmulatorConfig(faults=faults or FaultRates(), seed=11)
+    with start_in_thread(config, responder=OfflineResponder()) as emus:
+        cfg = _fast(emulated_config(emus.endpoints))
+        opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(manifest), output=str(output), config=cfg,
+                            vendors="emulated", run_id="faults", shard_size=10, max_in_flight=8,  # type: ignore[arg-type]
+                            progress=False)
+        first = run_sweep(opts)
+        reruns = []
+        while (reruns or [first])[-1].incomplete and len(reruns) < 3:
+            reruns.append(run_sweep(opts))
+        injected = {k: v.model_dump() for k, v in emus.stats().items()}
+    return first, reruns, injected
+
+
+def _scores(run: str) -> dict:
+    """The leaderboard without what faults legitimately change (cost: bad outputs are billed)."""
+    lb = reduce_run(run, write=False)
+    cost = {"cost_usd", "tokens", "cost_by_vendor"}
+    return {
+        "systems": [s.model_dump(exclude=cost) for s in lb.systems],
+        "by_area": [s.model_dump(exclude=cost) for s in lb.by_area],
+        "judges": lb.judges.model_dump(),
+        "auditor": lb.auditor.model_dump(),
+        "n_tasks": lb.n_tasks,
+    }
+
+
+def test_injected_vendor_faults_leave_the_leaderboard_identical_to_the_fault_free_run(
+    ray_local, manifest: Path, tmp_path: Path
+) -> None:
+    clean, clean_reruns, _ = _sweep(manifest, tmp_path / "clean", None)
+    assert clean.complete == N_SUBMISSIONS and not clean_reruns
+
+    faulty, reruns, injected = _sweep(manifest, tmp_path / "faulty", FAULTS)
+    last = (reruns or [faulty])[-1]
+    assert not last.incomplete and not last.failed_shards
+    assert faulty.graded + faulty.skipped_done == N_SUBMISSIONS
+    # the faults really happened, at about the rates asked for, on every vendor
+    for vendor, s in injected.items():
+        assert s["rate_limited"] > 0 and s["server_errors"] > 0 and s["malformed"] > 0 and s["hangs"] > 0, vendor
+    assert faulty.rate_limited > 0.05 * faulty.paid_calls
+
+    assert _scores(last.run_uri) == _scores(clean.run_uri)
