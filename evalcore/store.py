@@ -277,16 +277,18 @@ def stored_calls(run_uris: Iterable[str], vendor: str) -> dict[str, tuple[str, s
     """request_hash -> (paying run id, response JSON) of successful calls of one vendor.
 
     Feeds `evalcore.reuse.ReusingVendor`: a call whose hash is here is never sent again. A row
-    that was itself reused points at the run that paid for it.
+    that was itself reused points at the run that paid for it. Preflight calls are never served:
+    their point is to reach the vendor now.
     """
     out: dict[str, tuple[str, str]] = {}
     for uri in run_uris:
-        t = read_table(uri, "calls", columns=["request_hash", "vendor", "outcome", "run_id", "reused_from", "response_json"])
+        t = read_table(uri, "calls", columns=["request_hash", "vendor", "purpose", "outcome", "run_id", "reused_from",
+                                              "response_json"])
         # filter in Arrow: every vendor actor reads the table, and only its own successes matter
         t = t.filter(
             pc.and_(
                 pc.and_(pc.equal(t.column("vendor"), vendor), pc.equal(t.column("outcome"), "ok")),
-                pc.is_valid(t.column("response_json")),
+                pc.and_(pc.is_valid(t.column("response_json")), pc.not_equal(t.column("purpose"), "preflight")),
             )
         )
         for h, run_id, reused, resp in zip(

@@ -1,7 +1,10 @@
 """The ``tribunal`` console script: one command per job, help that teaches, exit codes that mean something.
 
-Exit codes: 0 = done, nothing wrong; 1 = the inputs have problems (each printed as ``file: reason``);
-2 = the command line itself is wrong (typer's usage errors).
+Exit codes (the same for every command; `EXIT_*` below): 0 = done, nothing wrong; 1 = the inputs or
+the configuration have problems (each printed as ``file: reason``); 2 = the command line itself is
+wrong (typer's usage errors); 3 = some grading is incomplete because calls failed (run again: exactly
+those are retried); 4 = inputs were left out (rejected submissions or tasks, or a submission too long
+to grade) while the rest was graded; 130 = interrupted by Ctrl-C.
 """
 
 from __future__ import annotations
@@ -39,6 +42,32 @@ app = typer.Typer(
 @app.callback()
 def main() -> None:
     """Tribunal: grade AI-written legal work with a judge panel and a hallucination audit."""
+
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 1
+EXIT_INCOMPLETE = 3
+"""Calls failed (a judge abstained, an audit failed) or a shard failed: running again retries exactly those."""
+EXIT_LEFT_OUT = 4
+"""Finished, but inputs were left out: submissions or tasks rejected by the loaders, or (grade) too long."""
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 done; 1 bad input or configuration; 2 usage error; 3 incomplete (calls or shards "
+    "failed: run the same command again to retry exactly those); 4 inputs left out (rejected "
+    "submissions or tasks, or a submission too long to grade; the rest was graded); 130 interrupted."
+)
+
+
+def sweep_exit_code(summary: SweepSummary) -> int:
+    """Interrupted beats incomplete beats left out: the most urgent thing to act on."""
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    if summary.incomplete or summary.failed_shards or summary.cost_capped:
+        return EXIT_INCOMPLETE
+    if summary.rejected:
+        return EXIT_LEFT_OUT
+    return EXIT_OK
 
 
 def print_error(error: object, console: Console | None = None) -> None:
@@ -173,6 +202,9 @@ def grade(
     deliverables by file name (or stem); a single file for a single-deliverable task always matches.
     `--audit always` audits even a score-0 submission (never the default in a sweep).
 
+    Exit codes: 0 graded; 1 bad input or configuration; 3 incomplete (calls failed, e.g. a wrong
+    key: every judge abstained); 4 too long to grade within the prompt budget.
+
     Example:
 
         tribunal grade examples/sample/tasks/real-estate/psa-key-terms/scenario-01 -d memo.md --vendors emulated
@@ -183,7 +215,7 @@ def grade(
         result = grade_one(task_dir, deliverable, vendors, audit, config)
     except TribunalError as exc:
         print_error(exc)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
     if as_json:
         import json as _json
 
@@ -193,6 +225,10 @@ def grade(
                            "calls": [c.model_dump(mode="json") for c in result.calls]}, indent=1, default=str))
     else:
         render_grade(result, Console())
+    status = result.submission.status
+    if status != "complete":  # nothing, or not everything, was graded: say so and exit non-zero
+        print_error(f"{task_dir}: the submission is {status}: {result.submission.status_reason}")
+        raise typer.Exit(EXIT_INCOMPLETE if status == "incomplete" else EXIT_LEFT_OUT)
 
 
 @app.command()
@@ -251,10 +287,14 @@ def sweep(
     Re-running the same command resumes: completed submissions are skipped and no judge call
     whose request is already stored is sent again. `--reuse RUN` also serves calls stored in
     another run (swap one judge: only that judge's calls are paid). Ctrl-C stops after flushing
-    the shards in flight. `--max-cost USD` stops cleanly before a call could make this command
-    spend more (progress shows spent vs the estimate). Exit code: 0 done; 1 bad input or
-    configuration; 3 incomplete submissions, failed shards or the cost cap (run again to continue
-    with exactly what is left); 130 interrupted.
+    the shards in flight; a second Ctrl-C cancels them (their submissions are graded by the next
+    run). A missing API key is reported before anything starts. `--max-cost USD` stops cleanly
+    before a call could make this command spend more (progress shows spent vs the estimate).
+
+    Exit codes: 0 done; 1 bad input or configuration; 2 usage error; 3 incomplete submissions,
+    failed shards or the cost cap (run again to continue with exactly what is left); 4 inputs left
+    out (rejected submissions, or tasks dropped from the benchmark; the rest was graded);
+    130 interrupted.
 
     Example:
 
@@ -285,7 +325,10 @@ def sweep(
             summary = run_sweep(opts, console)
     except TribunalError as exc:
         print_error(exc, console)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except KeyboardInterrupt as exc:  # Ctrl-C before the shards started (loading, Ray, preflight)
+        print_error("interrupted before grading started; nothing was graded", console)
+        raise typer.Exit(EXIT_INTERRUPTED) from exc
     _print_summary(summary, console)
     if summary.cost_message:
         console.print(f"[yellow]{summary.cost_message}[/]")
@@ -295,10 +338,11 @@ def sweep(
         raise typer.Exit(3)
     if reduce_after and not summary.interrupted:
         _reduce_and_show(summary.run_uri)
-    if summary.interrupted:
-        raise typer.Exit(130)
-    if summary.incomplete or summary.failed_shards or summary.cost_capped:
-        raise typer.Exit(3)
+    code = sweep_exit_code(summary)
+    if code == EXIT_LEFT_OUT:
+        print_error(f"{summary.rejected} input(s) left out (see above and the run's rejected/ table); "
+                    "the rest was graded", console)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -337,8 +381,8 @@ def _print_summary(summary: SweepSummary, console: Console) -> None:
 
     s = summary.as_dict()
     t = Table(title=Text(f"sweep {s['run_id']} -> {s['run_uri']}"), show_header=False)
-    for key in ("submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
-                "failed_shards",
+    for key in ("attempt", "submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
+                "failed_shards", "cancelled_shards",
                 "rejected", "paid_calls", "reused_calls", "rate_limited", "batches_submitted", "cost_usd",
                 "estimated_cost_usd", "wall_s"):
         value = s[key]
@@ -429,7 +473,7 @@ def estimate(
                 if isinstance(s, Submission))
         est = build_estimate(tasks, subs, cfg, model, fast=fast)
     except TribunalError as exc:
-        console.print(f"[red]error:[/] {exc}")
+        print_error(exc, console)
         raise typer.Exit(1) from exc
     if json_out:
         data = est.model_dump(mode="json")

@@ -20,6 +20,7 @@ from evalcore.grade import GradeResult, grade_submission
 from evalcore.schema import Deliverable, Submission, Task
 from evalcore.scoring import AuditMode
 from evalcore.submissions import complete_deliverables, deliverable_name, read_deliverable
+from evalcore.vendors.preflight import require_keys
 from evalcore.vendors.registry import create_vendor
 from jobs.modes import vendor_mode
 
@@ -62,6 +63,7 @@ def grade_one(
         from evalcore.config import TribunalConfig
 
         assert isinstance(run_cfg, TribunalConfig)
+        require_keys(run_cfg.vendors())  # a missing key is a configuration error, not 3 x N abstentions
         vendors = {v.name: create_vendor(v) for v in run_cfg.vendors()}
         try:
             return await grade_submission(task, submission, run_cfg, vendors, audit_mode=audit)

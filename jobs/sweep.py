@@ -39,6 +39,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
 from evalcore import fs
 from evalcore.benchmark.ocr import use_cache as use_ocr_cache
@@ -62,7 +63,7 @@ from evalcore.store import (
     write_shard,
     write_table_file,
 )
-from evalcore.vendors.preflight import preflight, raise_if_failed
+from evalcore.vendors.preflight import preflight, raise_if_failed, require_keys
 from jobs.actors import RemoteVendor, VendorActor
 from jobs.cost import CostWatch
 from jobs.ocr import ocr_before_grading
@@ -106,6 +107,9 @@ class SweepSummary:
 
     run_id: str
     run_uri: str
+    attempt: int = 1
+    """Which pass over this run (1 = the first; a resume is the next): `_attempts/` keeps each one's summary."""
+    started_at: float = 0.0
     submissions_total: int = 0
     skipped_done: int = 0
     graded: int = 0
@@ -122,6 +126,8 @@ class SweepSummary:
     wall_s: float = 0.0
     driver_peak_rss_mb: float = 0.0
     interrupted: bool = False
+    cancelled_shards: int = 0
+    """Shards in flight cancelled by a second Ctrl-C (their submissions are graded by the next run)."""
     failed_shards: list[str] = field(default_factory=list)
     shards_by_node: dict[str, int] = field(default_factory=dict)
     rejections: list[str] = field(default_factory=list, metadata={"doc": "The first 100 as `file: reason`."})
@@ -423,12 +429,36 @@ def start_actors(
     return actors
 
 
-def preflight_through_actors(config: TribunalConfig, actors: dict[str, Any]) -> None:
+def preflight_through_actors(
+    config: TribunalConfig, actors: dict[str, Any], run_uri: str, run_id: str, attempt: int
+) -> None:
     """The library's preflight (`evalcore.vendors.preflight`), sent through each vendor's actor so
     it exercises the client, budget and retry policy the sweep will use; raises PreflightError
-    naming vendor, model and cause."""
+    naming vendor, model and cause.
+
+    Its calls are paid like any other, so their rows go into the run's `calls` table (one file
+    per attempt, `calls/preflight-<attempt>.parquet`, written even when the preflight fails):
+    the summary's calls and cost then equal the tables'.
+    """
     vendors = {cfg.name: RemoteVendor(actors[cfg.name], cfg) for cfg in config.vendors()}
-    raise_if_failed(asyncio.run(preflight(config.vendors(), vendors=vendors)))
+    results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
+    write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", [r.call for r in results if r.call is not None])
+    raise_if_failed(results)
+
+
+ATTEMPTS = "_attempts"
+"""Folder of the run holding one summary per attempt (`attempt-0001.json`, ...): a resumed run
+adds its own instead of overwriting the summary of the run that did the work."""
+
+
+def next_attempt(run_uri: str) -> int:
+    """1 for a new run; one more than the attempts already recorded for a resumed one."""
+    return len(fs.list_files(fs.join(run_uri, ATTEMPTS), suffix=".json")) + 1
+
+
+def write_attempt_summary(summary: SweepSummary) -> None:
+    """`_attempts/attempt-<n>.json`, for every attempt (finished, interrupted or with failed shards)."""
+    write_json(fs.join(summary.run_uri, ATTEMPTS, f"attempt-{summary.attempt:04d}.json"), summary.as_dict())
 
 
 def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str) -> RunRecord:
@@ -518,10 +548,27 @@ class Interrupt:
         """Ctrl-C was pressed at least once."""
         return self.presses > 0
 
+    @property
+    def cancelled(self) -> bool:
+        """Ctrl-C was pressed again: the shards in flight are cancelled, not flushed."""
+        return self.presses > 1
+
     def on_interrupt(self, presses: int) -> None:
-        """What a press does (called from the signal handler, in the driver's main thread)."""
+        """What a press does (called from the signal handler, in the driver's main thread).
+
+        First press: finish the shards in flight (nothing paid is lost). Second press: raise
+        KeyboardInterrupt wherever the driver is waiting (a shard, the preflight, a listing), so it
+        stops within a second; `run_sweep` then cancels the shards in flight, whose submissions
+        have no rows yet and are graded by the next run.
+        """
         if presses == 1:
-            self.console.print("[yellow]Ctrl-C: no new shards; flushing the ones in flight...[/]")
+            self.console.print(
+                "[yellow]Ctrl-C: no new shards; flushing the ones in flight... "
+                "(press Ctrl-C again to cancel them now: their submissions are graded by the next run)[/]"
+            )
+        else:
+            self.console.print("[yellow]Ctrl-C again: cancelling the shards in flight...[/]")
+            raise KeyboardInterrupt
 
     def _handle(self, signum: int, frame: object) -> None:
         self.presses += 1
@@ -560,6 +607,19 @@ class InFlight:
         """A submitted shard."""
         self._refs[ref] = submission_ids
 
+    def cancel(self) -> int:
+        """Cancel every shard in flight (their workers are killed; nothing of theirs is written).
+
+        Their submissions have no `submissions` rows, so the next run grades them; calls they had
+        paid are paid again (at most the window's worth). Returns how many were cancelled.
+        """
+        refs = list(self._refs)
+        for ref in refs:
+            with contextlib.suppress(Exception):  # already finished or already gone
+                ray.cancel(ref, force=True)
+        self._refs.clear()
+        return len(refs)
+
     def finished(self, block: bool) -> list[tuple[list[str], ShardResult | Exception]]:
         """Every shard finished by now (waiting up to 1 s for the first when `block`), with its result.
 
@@ -590,8 +650,10 @@ def _collect(
     for ids, res in window.finished(block):
         if isinstance(res, Exception):
             summary.add_failed_shard(ids, res)
-            console.print(f"[red]shard failed[/] ({', '.join(ids)}): {type(res).__name__}; "
-                          "its submissions stay pending and are retried by the next run")
+            console.print(Text.assemble(
+                ("shard failed", "red"), f" ({', '.join(ids)}): {type(res).__name__}; "
+                "its submissions stay pending and are retried by the next run",
+            ))
             continue
         summary.add_shard(res)
         if plain:  # parseable lines when there is no live view
@@ -622,19 +684,21 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
 
     console = console or Console(stderr=True)
     t0 = time.time()
+    require_keys(opts.config.vendors())  # before anything is loaded, written or started (OCR starts Ray)
     scans = ocr_before_grading(opts.benchmark, opts.output, console, progress=opts.progress,
                                start_ray=lambda: init_ray(opts.address, _env_for_workers()))
     with use_ocr_cache(scans.cache_uri):  # every page the OCR tasks recognised is found here
         bench = load_benchmark(opts.benchmark, limits=opts.config.input_limits)
     for warning in bench.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(Text.assemble(("warning: ", "yellow"), str(warning)))
     tasks = bench.task_map()
     if not tasks:
-        raise TribunalError(f"{opts.benchmark}: no loadable tasks ({len(bench.problems)} problem(s))")
+        first = "; ".join(str(p) for p in bench.problems[:3])
+        raise TribunalError(f"{opts.benchmark}: no loadable tasks ({len(bench.problems)} problem(s)): {first}")
     benchmark_hash = bench.content_hash()
     run_id = opts.run_id or default_run_id(benchmark_hash, opts.submissions, opts.config)
     run_uri = fs.join(opts.output, run_id)
-    summary = SweepSummary(run_id=run_id, run_uri=run_uri, ocr=scans.as_dict())
+    summary = SweepSummary(run_id=run_id, run_uri=run_uri, ocr=scans.as_dict(), started_at=t0)
 
     reuse_uris = [resolve_run_uri(opts.output, r) for r in opts.reuse]
     check_reusable(reuse_uris, opts.vendors)
@@ -643,6 +707,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     else:
         run_record(opts, run_id, bench.tasks, benchmark_hash).write(run_uri)
 
+    summary.attempt = next_attempt(run_uri)
     summary.submissions_total = estimate_submissions(opts.submissions, set(tasks))
     rejected: list[Rejection] = list(bench.problems)
 
@@ -671,7 +736,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                     if not pending:
                         continue
                     if needs_preflight:
-                        preflight_through_actors(opts.config, actors)
+                        preflight_through_actors(opts.config, actors, run_uri, run_id, summary.attempt)
                         needs_preflight = False
                     while window.full and not interrupt.requested and not watch.capped():
                         _collect(window, True, summary, progress, actors, console, plain)
@@ -683,10 +748,17 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                     window.add(ref, [s.id for s in pending])
                 while len(window):
                     _collect(window, True, summary, progress, actors, console, plain)
+        except KeyboardInterrupt:  # the second Ctrl-C (Interrupt.on_interrupt): stop now
+            summary.cancelled_shards = window.cancel()
+            console.print(
+                f"[yellow]cancelled {summary.cancelled_shards} shard(s) in flight; "
+                "their submissions are graded by the next run (run the same command again)[/]"
+            )
         finally:
             for a in actors.values():  # also on errors (a failed preflight): no actor outlives its sweep
-                with contextlib.suppress(Exception):  # a dead actor has nothing left to close
-                    ray.get(a.close.remote(), timeout=30)
+                if not interrupt.cancelled:  # a cancelled sweep does not wait for calls still on the wire
+                    with contextlib.suppress(Exception):  # a dead actor has nothing left to close
+                        ray.get(a.close.remote(), timeout=30)
                 ray.kill(a)
             if watch.ledger is not None:
                 ray.kill(watch.ledger)
@@ -705,6 +777,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
         summary.cost_message = watch.cap_message(summary.cost_usd, summary.complete)
     summary.wall_s = time.time() - t0
     summary.driver_peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    write_attempt_summary(summary)
     if not summary.interrupted and not capped and not summary.failed_shards:
-        write_json(fs.join(run_uri, SUCCESS), summary.as_dict())
+        write_json(fs.join(run_uri, SUCCESS), summary.as_dict())  # the latest finished attempt
     return summary

@@ -9,16 +9,20 @@ exercised) with a short retry policy: a preflight must not wait out a long rate-
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from evalcore.config import VendorConfig
-from evalcore.errors import PreflightError, VendorError
-from evalcore.schema import PreflightAnswer
+from evalcore.errors import ConfigError, PreflightError, VendorError
+from evalcore.schema import CallRow, PreflightAnswer
 from evalcore.vendors.base import Vendor
 from evalcore.vendors.registry import create_vendor
+
+if TYPE_CHECKING:  # evalcore.calls imports the vendor base, whose package imports this module
+    from evalcore.calls import GradingContext
 
 PREFLIGHT_MAX_ATTEMPTS = 3
 PREFLIGHT_DEADLINE_S = 60.0
@@ -37,6 +41,9 @@ class PreflightResult(BaseModel):
     latency_s: float | None = None
     request_id: str | None = None
     offline: bool = False
+    call: CallRow | None = None
+    """The call's `calls` row (purpose preflight, no submission): a preflight is paid like any
+    call, so the run's tables must count it for the summary and the tables to agree."""
 
     def describe(self) -> str:
         """One line for the user."""
@@ -55,20 +62,26 @@ def _short_policy(cfg: VendorConfig) -> VendorConfig:
     return cfg.model_copy(update={"retry": retry, "timeout_s": min(cfg.timeout_s, PREFLIGHT_DEADLINE_S)})
 
 
-async def _one(cfg: VendorConfig, vendor: Vendor | None, kwargs: Mapping[str, Any]) -> PreflightResult:
+async def _one(
+    cfg: VendorConfig, vendor: Vendor | None, kwargs: Mapping[str, Any], ctx: GradingContext
+) -> PreflightResult:
+    from evalcore.calls import call_row
     from evalcore.prompts import render_preflight
 
     request = render_preflight().request_for(cfg)
     owned = vendor is None
     live = vendor if vendor is not None else create_vendor(_short_policy(cfg), **kwargs)
     base: dict[str, Any] = {"vendor": cfg.name, "model": cfg.model, "adapter": cfg.adapter}
+    started = time.time()
     try:
         reply = await live.complete(request, PreflightAnswer)
     except VendorError as err:
-        return PreflightResult(**base, ok=False, kind=err.kind.value, cause=err.cause, attempts=err.attempts)
+        return PreflightResult(**base, ok=False, kind=err.kind.value, cause=err.cause, attempts=err.attempts,
+                               call=call_row(ctx, cfg, request, err, started_at=started))
     finally:
         if owned:
             await live.aclose()
+    row = call_row(ctx, cfg, request, reply, started_at=started)
     if not reply.output.ok:
         return PreflightResult(
             **base,
@@ -76,6 +89,7 @@ async def _one(cfg: VendorConfig, vendor: Vendor | None, kwargs: Mapping[str, An
             kind="bad_output",
             cause='the vendor answered {"ok": false}',
             attempts=reply.attempts,
+            call=row,
         )
     return PreflightResult(
         **base,
@@ -84,20 +98,47 @@ async def _one(cfg: VendorConfig, vendor: Vendor | None, kwargs: Mapping[str, An
         latency_s=reply.latency_s,
         request_id=reply.request_id,
         offline=reply.offline,
+        call=row,
     )
 
 
 async def preflight(
-    cfgs: list[VendorConfig], *, vendors: Mapping[str, Vendor] | None = None, **kwargs: Any
+    cfgs: list[VendorConfig], *, vendors: Mapping[str, Vendor] | None = None, run_id: str = "", **kwargs: Any
 ) -> list[PreflightResult]:
     """Check every vendor concurrently; results in the order of `cfgs` (never raises VendorError).
 
     `vendors` lets a caller check the live vendors it will use (by config name); otherwise a
     vendor is created with a short retry policy and closed afterwards. `kwargs` go to
-    `create_vendor`.
+    `create_vendor`. Each result carries its call row, stamped with `run_id` and no submission.
     """
+    from evalcore.calls import GradingContext
+
     live = vendors or {}
-    return list(await asyncio.gather(*(_one(c, live.get(c.name), kwargs) for c in cfgs)))
+    ctx = GradingContext(run_id=run_id, grading_id="preflight", submission_id="", system="", task_id="", area="")
+    return list(await asyncio.gather(*(_one(c, live.get(c.name), kwargs, ctx) for c in cfgs)))
+
+
+def require_keys(cfgs: list[VendorConfig]) -> None:
+    """Refuse, before anything starts, a vendor whose adapter needs a key that is not set.
+
+    Why here and not at the first call: a sweep would otherwise start Ray (tens of seconds) and
+    write a run folder only to fail its preflight. Names the vendor, the model and the variable
+    to set, never a value.
+    """
+    from evalcore.vendors.registry import needs_key
+
+    missing: dict[str, list[str]] = {}
+    for cfg in cfgs:
+        if needs_key(cfg.adapter) and cfg.api_key() is None:
+            missing.setdefault(cfg.api_key_env or "", []).append(f"{cfg.name} ({cfg.model})")
+    if not missing:
+        return
+    parts = [
+        f"{', '.join(users)}: no API key: set the environment variable {env}" if env
+        else f"{', '.join(users)}: no API key: set api_key_env in the vendor's configuration"
+        for env, users in missing.items()
+    ]
+    raise ConfigError("; ".join(parts))
 
 
 def raise_if_failed(results: list[PreflightResult]) -> None:

@@ -21,22 +21,33 @@ if TYPE_CHECKING:  # the configuration validates `adapter:` against this registr
 AdapterFactory = Callable[..., Vendor]
 
 _REGISTRY: dict[str, Callable[[], AdapterFactory]] = {}
+_NEEDS_KEY: dict[str, bool] = {}
 
 
-def register(name: str) -> Callable[[Callable[[], AdapterFactory]], Callable[[], AdapterFactory]]:
+def register(
+    name: str, *, needs_key: bool = True
+) -> Callable[[Callable[[], AdapterFactory]], Callable[[], AdapterFactory]]:
     """Register a function that imports and returns the adapter class for `name`.
 
     This is the only step to add a vendor: from then on a configuration may say `adapter: name`
-    (the configuration validates adapter names against `adapters()`).
+    (the configuration validates adapter names against `adapters()`). `needs_key` says whether
+    its vendors need an API key; it is declared here so a missing key is found before any SDK
+    is imported (a test keeps it equal to the adapter class's own `needs_key`).
     """
 
     def wrap(loader: Callable[[], AdapterFactory]) -> Callable[[], AdapterFactory]:
         if name in _REGISTRY:
             raise ValueError(f"adapter {name!r} is registered twice")
         _REGISTRY[name] = loader
+        _NEEDS_KEY[name] = needs_key
         return loader
 
     return wrap
+
+
+def needs_key(adapter: str) -> bool:
+    """True when vendors of this adapter need an API key (unknown adapters: True)."""
+    return _NEEDS_KEY.get(adapter, True)
 
 
 def adapters() -> list[str]:
@@ -132,7 +143,7 @@ def _xai_batch() -> Any:
     return XAIBatch
 
 
-@register("offline")
+@register("offline", needs_key=False)
 def _offline() -> AdapterFactory:
     from evalcore.vendors.offline import OfflineVendor
 

@@ -93,6 +93,13 @@ def test_stored_calls_keep_only_successes_of_that_vendor_and_credit_the_paying_r
     assert got["h1"][0] == "r1" and got["h4"][0] == "r0"
 
 
+def test_stored_preflight_calls_are_never_served_again(tmp_path) -> None:
+    run = str(tmp_path / "run")
+    preflight = {**_call("hp"), "purpose": "preflight", "submission_id": "", "system": "", "task_id": ""}
+    write_shard(run, "p0", {"calls": [_call("h1"), preflight]})
+    assert set(stored_calls([run], "openai")) == {"h1"}
+
+
 def test_tables_open_in_duckdb_with_their_schema(tmp_path) -> None:
     import duckdb
 

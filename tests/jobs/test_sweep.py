@@ -3,11 +3,13 @@ real S3 protocol server (moto on 127.0.0.1): full sample to s3://, resume, reuse
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pyarrow.compute as pc
@@ -83,9 +85,16 @@ def test_full_sample_sweep_to_s3_writes_every_table(s3_run) -> None:
     assert set(record["prompt_hashes"]) >= {"rubric.v1", "detect.v1", "verify.v1"}
     assert "emulated-key-not-a-secret" not in json.dumps(record)
     assert fs.exists(fs.join(run, "_SUCCESS.json"))
-    # the vendors saw exactly the calls recorded (+ one preflight each)
+    # the vendors saw exactly the calls recorded, the preflight (one per vendor) included; the
+    # summary's calls and cost are the tables'
     paid = calls.filter(pc.is_null(calls.column("reused_from")))
-    assert sum(s_ for s_ in s3_run["sent"].values()) == paid.num_rows + 4
+    assert sum(s_ for s_ in s3_run["sent"].values()) == paid.num_rows
+    preflight = calls.filter(pc.equal(calls.column("purpose"), "preflight"))
+    assert sorted(preflight.column("vendor").to_pylist()) == ["anthropic", "auditor", "openai", "xai"]
+    assert set(preflight.column("submission_id").to_pylist()) == {""}
+    summary = s3_run["summary"]
+    assert summary.paid_calls + summary.reused_calls == calls.num_rows
+    assert summary.cost_usd == pytest.approx(pc.sum(calls.column("cost_usd")).as_py(), rel=1e-9)
 
 
 def test_second_run_of_a_finished_sweep_sends_zero_vendor_calls(s3_run, emulators) -> None:
@@ -94,6 +103,12 @@ def test_second_run_of_a_finished_sweep_sends_zero_vendor_calls(s3_run, emulator
     assert _requests(emulators) == before
     assert summary.graded == 0 and summary.skipped_done == s3_run["summary"].submissions_total
     assert read_table(summary.run_uri, "submissions").num_rows == s3_run["summary"].submissions_total
+    # one summary per attempt: the one that did the work is kept next to the resumed one
+    first = read_json(fs.join(summary.run_uri, "_attempts", "attempt-0001.json"))
+    second = read_json(fs.join(summary.run_uri, "_attempts", "attempt-0002.json"))
+    assert (first["attempt"], first["graded"], second["attempt"], second["graded"]) == (1, 32, 2, 0)
+    assert first["paid_calls"] > 0 and second["paid_calls"] == 0
+    assert read_json(fs.join(summary.run_uri, "_SUCCESS.json"))["attempt"] == 2
 
 
 def test_reuse_with_one_judge_swapped_pays_only_that_judges_calls(s3_run, emulators) -> None:
@@ -113,7 +128,8 @@ def test_reuse_with_one_judge_swapped_pays_only_that_judges_calls(s3_run, emulat
     calls = read_table(summary.run_uri, "calls")
     reused = calls.filter(pc.invert(pc.is_null(calls.column("reused_from"))))
     assert set(reused.column("reused_from").to_pylist()) == {"full"}
-    paid = calls.filter(pc.is_null(calls.column("reused_from")))
+    paid = calls.filter(pc.and_(pc.is_null(calls.column("reused_from")),
+                                pc.not_equal(calls.column("purpose"), "preflight")))
     paid_by_vendor = {v: paid.column("vendor").to_pylist().count(v) for v in ("openai", "auditor", "xai", "anthropic")}
     assert paid_by_vendor["openai"] == paid_by_vendor["anthropic"] == 0
     assert sent["openai"] == 2 + paid_by_vendor["auditor"]
@@ -211,6 +227,73 @@ def test_ctrl_c_stops_after_flushing_the_shards_in_flight(ray_local, s3_server, 
     subs = read_table(run, "submissions")
     assert subs.num_rows == 2 * flushed  # every shard in flight was written whole, nothing after
     assert not fs.exists(fs.join(run, "_SUCCESS.json"))
+
+
+class _StallAfterPreflight:
+    """Answers the preflight calls, then holds every other request until released: the shards in
+    flight can never finish, as with a vendor that stopped answering."""
+
+    def __init__(self) -> None:
+        self.inner = OfflineResponder()
+        self.stalled = threading.Event()
+        self._release: asyncio.Event | None = None
+
+    async def __call__(self, request):  # type: ignore[no-untyped-def]
+        if set((request.json_schema or {}).get("properties", {})) == {"ok"}:  # PreflightAnswer
+            return self.inner(request)
+        if self._release is None:
+            self._release = asyncio.Event()
+        self.stalled.set()
+        await self._release.wait()
+        return self.inner(request)
+
+    async def release(self) -> None:
+        if self._release is not None:
+            self._release.set()
+
+
+def test_a_second_ctrl_c_cancels_the_shards_in_flight_and_the_next_run_grades_them(
+    ray_local, s3_server, tmp_path
+) -> None:
+    bucket = create_bucket(s3_server)
+    env = {**os.environ, "AWS_ENDPOINT_URL": s3_server, "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR"}
+    cfg_file = tmp_path / "cfg.yaml"
+    cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"),
+           "-o", f"s3://{bucket}/runs", "--run-id", "ctrlc2", "--vendors", "real", "--config", str(cfg_file),
+           "--shard-size", "2", "--max-in-flight", "2", "--no-progress", "--no-reduce"]
+    cwd = Path(__file__).resolve().parents[2]
+    stall = _StallAfterPreflight()
+    with start_in_thread(responder=stall) as emus:
+        cfg_file.write_text(yaml.safe_dump(emulated_config(emus.endpoints).model_dump(mode="json")))
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True, cwd=cwd)
+        assert proc.stderr is not None
+        try:
+            assert stall.stalled.wait(timeout=240), "no shard reached the vendors"
+            proc.send_signal(signal.SIGINT)
+            seen = []
+            for line in proc.stderr:  # the driver acknowledges the first Ctrl-C, then we press again
+                seen.append(line)
+                if "flushing" in line:
+                    break
+            assert "Ctrl-C again" in "".join(seen)  # the user is told how to stop now
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=120)  # a hang here is the defect: the shards never end
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            emus.call(stall.release)
+    assert proc.returncode == 130, err[-2000:]
+    assert "cancelled 2 shard(s) in flight" in err
+    run = f"s3://{bucket}/runs/ctrlc2"
+    assert read_table(run, "submissions").num_rows == 0
+    assert not fs.exists(fs.join(run, "_SUCCESS.json"))
+    # the same command with vendors that answer: every cancelled submission is graded
+    with start_in_thread(responder=OfflineResponder()) as emus:
+        cfg_file.write_text(yaml.safe_dump(emulated_config(emus.endpoints).model_dump(mode="json")))
+        resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=cwd)
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert read_table(run, "submissions").num_rows == 32
     assert "flushing" in err
 
 
@@ -236,6 +319,10 @@ def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_n
     assert sentinel not in message and sentinel[:12] not in message
     assert len(anthropic_requests) == 1  # fatal: never retried
     assert read_table(str(tmp_path / "runs" / "preflight"), "submissions").num_rows == 0
+    # the preflight calls were made (and some paid): each has its row, the failure with its cause
+    calls = read_table(str(tmp_path / "runs" / "preflight"), "calls")
+    outcomes = dict(zip(calls.column("vendor").to_pylist(), calls.column("outcome").to_pylist(), strict=True))
+    assert outcomes == {"openai": "ok", "xai": "ok", "auditor": "ok", "anthropic": "fatal"}
 
 
 def test_a_bad_submission_is_rejected_by_name_and_the_rest_of_the_sweep_goes_on(ray_local, tmp_path) -> None:

@@ -111,3 +111,45 @@ async def test_live_vendors_can_be_checked_in_place(emus: EmulatorSet) -> None:
     assert result.ok
     assert live._client is not None  # not closed: the caller owns it
     await live.aclose()
+
+
+async def test_every_preflight_call_has_its_calls_row_with_usage(emus: EmulatorSet) -> None:
+    cfgs = all_cfgs(emus)[:3]  # the offline one is free
+    results = await preflight(cfgs, run_id="r-1")
+    rows = [r.call for r in results]
+    assert all(row is not None for row in rows)
+    for cfg, row in zip(cfgs, rows, strict=True):
+        assert row is not None
+        assert (row.run_id, row.vendor, row.model, row.purpose, row.outcome) == ("r-1", cfg.name, cfg.model, "preflight", "ok")
+        assert (row.submission_id, row.system, row.task_id) == ("", "", "")
+        assert row.input_tokens > 0 and row.output_tokens > 0 and row.request_id
+
+
+def test_a_missing_key_is_refused_before_any_call_naming_every_vendor_and_variable(monkeypatch) -> None:
+    from evalcore.errors import ConfigError
+    from evalcore.vendors.preflight import require_keys
+
+    for env in ENV.values():
+        monkeypatch.delenv(env, raising=False)
+    monkeypatch.setenv(ENV["xai"], KEY)
+    cfgs = [vendor_cfg("openai", None), vendor_cfg("openai", None, name="auditor"), vendor_cfg("xai", None),
+            vendor_cfg("anthropic", None), vendor_cfg("offline", None, api_key_env=None, name="off")]
+    with pytest.raises(ConfigError) as info:
+        require_keys(cfgs)
+    assert str(info.value) == (
+        "openai-judge (openai-model-x), auditor (openai-model-x): no API key: set the environment variable "
+        "TRIBUNAL_PF_OPENAI; anthropic-judge (anthropic-model-x): no API key: set the environment variable "
+        "TRIBUNAL_PF_ANTHROPIC"
+    )
+    assert KEY not in str(info.value)
+    monkeypatch.setenv(ENV["openai"], KEY)
+    monkeypatch.setenv(ENV["anthropic"], KEY)
+    require_keys(cfgs)  # every key set: nothing to say
+
+
+@pytest.mark.parametrize("adapter", ["openai", "anthropic", "xai", "offline"])
+def test_the_registry_knows_which_adapters_need_a_key_without_importing_them(adapter) -> None:
+    from evalcore.vendors import registry
+
+    adapter_class = registry._REGISTRY[adapter]()
+    assert registry.needs_key(adapter) is adapter_class.needs_key  # type: ignore[attr-defined]
