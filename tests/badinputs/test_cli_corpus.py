@@ -1,0 +1,44 @@
+"""The command-line bad-input cases (``cli_cases.py``): exit code, exact message, nothing left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from jobs.cli import app
+from tests.badinputs.cli_cases import CLI_CASES, REPO, CliCase, dead_endpoint
+
+
+@pytest.mark.parametrize("case", CLI_CASES, ids=[c.id for c in CLI_CASES])
+def test_a_bad_command_input_gives_its_exit_code_and_file_reason_and_leaves_nothing(case: CliCase, tmp_path: Path) -> None:
+    endpoint, sock = dead_endpoint()
+    case.breaks(tmp_path)
+    try:
+        result = CliRunner().invoke(app, case.args(tmp_path, endpoint), env={"COLUMNS": "250", **case.env})
+    finally:
+        case.cleanup(tmp_path)
+        sock.close()
+    text = " ".join(result.output.split())
+    assert result.exit_code == case.exit_code, text[-3000:]
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    for fragment in case.output:
+        assert " ".join(fragment.format(root=tmp_path, endpoint=endpoint).split()) in text, text[-3000:]
+    for fragment in case.absent:
+        assert fragment not in text
+    if case.leaves_nothing:
+        assert not (tmp_path / case.leaves_nothing).exists()
+
+
+def test_every_cli_case_is_listed_in_docs_reliability_md() -> None:
+    listed = (REPO / "docs" / "RELIABILITY.md").read_text(encoding="utf-8")
+    assert [c.id for c in CLI_CASES if f"`{c.id}`" not in listed] == []
+
+
+def test_with_the_loader_cases_the_corpus_has_at_least_40_cases_covering_the_command_line_items() -> None:
+    from tests.badinputs.build import CASES
+
+    ids = [c.id for c in CASES] + [c.id for c in CLI_CASES]
+    assert len(ids) >= 40 and len(set(ids)) == len(ids)
+    assert {c.item for c in CLI_CASES} >= {"8", "9", "15"}
