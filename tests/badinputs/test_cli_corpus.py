@@ -11,6 +11,14 @@ from jobs.cli import app
 from tests.badinputs.cli_cases import CLI_CASES, REPO, CliCase, dead_endpoint
 
 
+@pytest.fixture(autouse=True)
+def _restore_the_s3_endpoint_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sweep --endpoint-url` sets AWS_ENDPOINT_URL_S3 for the whole process (so Ray workers inherit
+    it); in-process CLI runs must not leave it to the tests that follow."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "restored-after-the-test")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3")
+
+
 @pytest.mark.parametrize("case", CLI_CASES, ids=[c.id for c in CLI_CASES])
 def test_a_bad_command_input_gives_its_exit_code_and_file_reason_and_leaves_nothing(case: CliCase, tmp_path: Path) -> None:
     endpoint, sock = dead_endpoint()

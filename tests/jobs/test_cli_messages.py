@@ -18,6 +18,14 @@ from tests.runfolder import build_run, synthetic_ground_truth
 runner = CliRunner()
 
 
+@pytest.fixture(autouse=True)
+def _restore_the_s3_endpoint_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sweep --endpoint-url` sets AWS_ENDPOINT_URL_S3 for the whole process (so Ray workers inherit
+    it); in-process CLI runs must not leave it to the tests that follow."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "restored-after-the-test")
+    monkeypatch.delenv("AWS_ENDPOINT_URL_S3")
+
+
 def _flat(text: str) -> str:
     return " ".join(text.split())
 
