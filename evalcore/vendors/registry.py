@@ -150,7 +150,7 @@ def _offline() -> AdapterFactory:
     return OfflineVendor
 
 
-@register("zero")
+@register("zero", needs_key=False)
 def _zero() -> AdapterFactory:
     from evalcore.vendors.zero import ZeroVendor
 
