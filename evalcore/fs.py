@@ -245,6 +245,26 @@ def write_bytes_atomic(uri: str, data: bytes, endpoint_override: str | None = No
         raise StorageError(f"{uri}: cannot write: {exc}") from exc
 
 
+def check_writable(uri: str, endpoint_override: str | None = None) -> None:
+    """Fail now, naming the folder and the reason, if files cannot be written under ``uri``.
+
+    A sweep calls this before any work (OCR, Ray, the preflight): an unwritable output folder, a
+    path under a regular file or an unreachable S3 endpoint is then a one-line error in a second,
+    not a failure after minutes. Local: a hidden probe file is written and removed (the folder is
+    created as a run would create it). S3: the endpoint must answer.
+    """
+    if is_s3(uri):
+        exists(uri, endpoint_override)  # raises EndpointUnreachable for a dead endpoint
+        return
+    _, path = resolve(uri, endpoint_override)
+    probe = os.path.join(path, f".tribunal-write-check-{secrets.token_hex(6)}")
+    try:
+        _write_local(probe, b"")
+        os.unlink(probe)
+    except OSError as exc:
+        raise StorageError(f"{uri}: {_write_reason(exc)}") from exc
+
+
 def _write_local(path: str, data: bytes) -> None:
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)

@@ -685,6 +685,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     console = console or Console(stderr=True)
     t0 = time.time()
     require_keys(opts.config.vendors())  # before anything is loaded, written or started (OCR starts Ray)
+    fs.check_writable(opts.output)  # an unwritable output fails now, not after OCR, Ray and the preflight
     scans = ocr_before_grading(opts.benchmark, opts.output, console, progress=opts.progress,
                                start_ray=lambda: init_ray(opts.address, _env_for_workers()))
     with use_ocr_cache(scans.cache_uri):  # every page the OCR tasks recognised is found here

@@ -48,7 +48,7 @@ class CliCase:
     env: dict[str, str | None] = field(default_factory=dict)
     """Environment changes for the command (None removes a variable)."""
     leaves_nothing: str | None = None
-    """A path (relative to the case's folder) the command must not create."""
+    """A glob (relative to the case's folder) the command must not create."""
     cleanup: Callable[[Path], None] = lambda root: None
 
 
@@ -100,14 +100,14 @@ ABSTRACT = SUBMISSIONS / "gpt-strong" / "real-estate" / "lease-abstract" / "abst
 
 CLI_CASES: list[CliCase] = [
     CliCase("output-under-a-regular-file", "8", "`sweep -o` a path under a regular file",
-            "exit 1 before Ray starts: `<output>/r1/run.json: a parent of this path is a regular file, not a folder`",
+            "exit 1 before anything starts: `<output>: a parent of this path is a regular file, not a folder`",
             lambda root, ep: [*SWEEP, "-o", str(root / "afile" / "runs")], 1,
-            ("error: {root}/afile/runs/r1/run.json: a parent of this path is a regular file, not a folder",),
+            ("error: {root}/afile/runs: a parent of this path is a regular file, not a folder",),
             breaks=_regular_file),
     CliCase("output-folder-unwritable", "8", "`sweep -o` a folder this user cannot write",
-            "exit 1 before Ray starts: `<output>/r1/run.json: permission denied: the folder is not writable by this user`",
+            "exit 1 before anything starts: `<output>: permission denied: the folder is not writable by this user`",
             lambda root, ep: [*SWEEP, "-o", str(root / "readonly" / "runs")], 1,
-            ("error: {root}/readonly/runs/r1/run.json: permission denied: the folder is not writable by this user",),
+            ("error: {root}/readonly/runs: permission denied: the folder is not writable by this user",),
             breaks=_unwritable, cleanup=_writable_again, leaves_nothing="readonly/runs"),
     CliCase("s3-endpoint-unreachable-validate", "8", "`validate s3://…` with an endpoint that refuses connections",
             "exit 1: `s3://…/tasks: S3 endpoint … is unreachable (…); check --endpoint-url`, not \"benchmark not found\"",
@@ -115,9 +115,9 @@ CLI_CASES: list[CliCase] = [
             ("s3://bench/legal-v1/tasks: S3 endpoint {endpoint} is unreachable (", "check --endpoint-url"),
             absent=("Traceback", "not found", "curlCode")),
     CliCase("s3-endpoint-unreachable-sweep-output", "8", "`sweep -o s3://…` with an endpoint that refuses connections",
-            "exit 1 before Ray starts, naming run.json and the endpoint",
+            "exit 1 before anything starts, naming the output and the endpoint",
             lambda root, ep: [*SWEEP, "-o", "s3://runs/x", "--endpoint-url", ep], 1,
-            ("error: s3://runs/x/r1/run.json: S3 endpoint {endpoint} is unreachable (",)),
+            ("error: s3://runs/x: S3 endpoint {endpoint} is unreachable (",)),
     CliCase("s3-endpoint-unreachable-submissions", "8", "`validate` of local tasks with `-s s3://…` on a dead endpoint",
             "exit 1: the submissions URI and the endpoint named; the benchmark summary still printed",
             lambda root, ep: ["validate", str(SAMPLE), "-s", "s3://results/x", "--endpoint-url", ep], 1,
@@ -137,7 +137,7 @@ CLI_CASES: list[CliCase] = [
             lambda root, ep: ["sweep", str(root / "[bold]x[/]"), "-s", str(SUBMISSIONS), "-o", str(root / "runs"),
                               "--vendors", "offline"], 1,
             ("error: {root}/[bold]x[/]: no loadable tasks", "benchmark not found"),
-            leaves_nothing="runs"),
+            leaves_nothing="runs/run-*"),
     CliCase("system-name-with-brackets", "9", "a system folder named `gpt-5[beta]`",
             "`validate` shows `gpt-5[beta]` whole (was `gpt-5`)",
             lambda root, ep: ["validate", str(SAMPLE), "-s", str(root / "submissions")], 0,
