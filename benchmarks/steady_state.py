@@ -21,7 +21,9 @@ the previous budget (a strict sliding window at 95 % of the limit) on the same w
 
     .venv/bin/python benchmarks/steady_state.py [--vendors openai,anthropic] [--latencies 0.2,1,5,30]
         [--rpm 600] [--window 6] [--min-bucket-real 0.5] [--minutes 4] [--compare]
-        [--out benchmarks/results/steady_state.json]
+        [--out benchmarks/results/steady_state.json] [--readme]
+
+`--readme` rewrites the table between `<!-- steady:start -->` and `<!-- steady:end -->` in README.md.
 """
 
 from __future__ import annotations
@@ -176,6 +178,39 @@ async def run(vendor: str, latency_s: float, rpm: int, window: float, minutes: f
     }
 
 
+def readme_table(report: dict[str, Any]) -> str:
+    """The README's table of a run (between the steady:start / steady:end markers)."""
+    rows = [r for r in report["results"] if r["budget"] == "token_bucket"]
+    rpm = report["settings"]["rpm"]
+    lines = [
+        f"| vendor (bucket) | latency | steady state, share of the limit | 429s (share of requests) "
+        f"| admitted in the first minute (limit {rpm}/min) | real s per minute | loop late p99 / max (ms) | load avg |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    misses = []
+    for r in rows:
+        late = r["loop_lateness_ms"]
+        lines.append(
+            f"| {r['vendor']} ({r['bucket_s']:g} s) | {r['latency_s']:g} s | {r['steady_share_of_limit']:.3f} "
+            f"| {r['server_429s']} ({r['share_429']:.2%}) | {r['first_minute_admitted']} | {r['window_real_s']:g} "
+            f"| {late['p99']} / {late['max']} | {r['loadavg'][0]:.1f} |"
+        )
+        if not (r["steady_share_of_limit"] >= 0.97 and r["share_429"] <= 0.01):
+            misses.append(f"{r['vendor']} at {r['latency_s']:g} s ({r['steady_share_of_limit']:.3f}, {r['share_429']:.2%})")
+    verdict = "yes" if report["met"] else "no"
+    tail = f" Misses: {'; '.join(misses)}." if misses else ""
+    lines += ["", f"Target (≥ 0.97 with ≤ 1 % 429s at every latency) met: **{verdict}**.{tail}"]
+    return "\n".join(lines)
+
+
+def write_readme(report: dict[str, Any], readme: Path = ROOT / "README.md") -> None:
+    """Replace the table between the markers with this run's."""
+    text = readme.read_text()
+    head, rest = text.split("<!-- steady:start -->\n", 1)
+    _, tail = rest.split("<!-- steady:end -->", 1)
+    readme.write_text(head + "<!-- steady:start -->\n" + readme_table(report) + "\n<!-- steady:end -->" + tail)
+
+
 def main() -> None:
     logging.getLogger("evalcore.vendors").setLevel(logging.ERROR)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -189,6 +224,7 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=4.0, help="emulated minutes per run (the first is the burst)")
     ap.add_argument("--compare", action="store_true", help="also run the previous sliding-window budget")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "steady_state.json"))
+    ap.add_argument("--readme", action="store_true", help="rewrite the README's steady-state table")
     args = ap.parse_args()
     os.environ.setdefault(ENV, "bench-key")
     results = []
@@ -217,6 +253,8 @@ def main() -> None:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    if args.readme:
+        write_readme(report)
     print(f"target met: {report['met']}  -> {args.out}")
 
 
