@@ -25,7 +25,13 @@ against Tribunal's span over the same vendors. Failed / missing results are what
 reports for its own calls. The load average is recorded: the machine is shared.
 
     python benchmarks/peers.py [--rpm 600] [--latency 1] [--systems tribunal,inspect,inspect-tuned,raydata,raydata-tuned]
-        [--inspect-connections 40] [--ray-concurrency 10 --ray-qps 1 --ray-retries 8] [--peer-timeout 600]
+        [--inspect-connections 40] [--ray-concurrency 10 --ray-qps 1 --ray-retries 8 --ray-batch-size 8]
+        [--peer-timeout 600] [--workload FILE] [--merge-into JSON]
+        [--readme]
+
+`--workload FILE` keeps the exported workload there (or, when the systems do not start with
+tribunal, replays it); `--merge-into JSON` adds this run's systems to an earlier results file
+(a peer re-run with other settings). `--readme` rewrites the table between `<!-- peers:start -->` and `<!-- peers:end -->` in README.md.
 """
 
 from __future__ import annotations
@@ -207,7 +213,8 @@ def run_peer(system: str, emus: EmulatorThread, workload: Path, work: Path, args
                "--url", emus.endpoints["openai"] + "/chat/completions"]
         if system == "raydata-tuned":
             cmd += ["--concurrency", str(args.ray_concurrency), "--qps", str(args.ray_qps),
-                    "--max-retries", str(args.ray_retries)]
+                    "--max-retries", str(args.ray_retries), "--batch-size", str(args.ray_batch_size),
+                    "--num-cpus", str(args.ray_concurrency + 2)]
         cmds.append(cmd)
     t0 = time.monotonic()
     procs = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=work)
@@ -238,6 +245,56 @@ def run_peer(system: str, emus: EmulatorThread, workload: Path, work: Path, args
     }
 
 
+LABELS = {
+    "tribunal": "Tribunal (`tribunal sweep`)",
+    "inspect": "Inspect AI, defaults",
+    "inspect-tuned": "Inspect AI, max_connections={inspect_connections}",
+    "raydata": "Ray Data LLM HTTP processor, defaults",
+    "raydata-tuned": "Ray Data LLM, concurrency={ray_concurrency} × qps={ray_qps}, {ray_retries} retries",
+}
+
+
+def readme_table(report: dict[str, Any]) -> str:
+    """The README's table: one row per system, per vendor it drives, Tribunal's figures alongside."""
+    settings = report["settings"]
+    res = report["results"]
+    lines = [
+        "| system | vendor | calls | traffic span | Tribunal's span (same vendor) | span ratio to Tribunal "
+        "| utilisation of the limit | server 429s (Tribunal's) | failed / missing | load avg |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    tri = res.get("tribunal", {}).get("traffic", {}).get("per_vendor", {})
+    for system, row in res.items():
+        label = LABELS[system].format(**settings)
+        fails = f"{row.get('failed')} / {row.get('missing')}" + (" (stopped at the timeout)" if row.get("timed_out") else "")
+        for vendor in row["vendors"]:
+            v = row["traffic"]["per_vendor"].get(vendor, {})
+            if not v.get("requests"):
+                continue
+            t = tri.get(vendor, {})
+            ratio = f"{v['span_s'] / t['span_s']:.2f}" if t.get("span_s") else "—"
+            lines.append(
+                f"| {label} | {vendor} | {v['ok']} | {v['span_s']:.1f} s | {t.get('span_s', 0):.1f} s | {ratio} "
+                f"| {v['utilisation']:.2f} | {v['server_429s']} ({t.get('server_429s', '—')}) | {fails} "
+                f"| {row['loadavg'][3]:.1f} |"
+            )
+        if system != "tribunal" and "span_ratio_to_tribunal" in row:
+            lines.append(
+                f"| {label} | **all its vendors** | {row['answered']} | {row['traffic']['span_s']:.1f} s "
+                f"| {row['tribunal_span_s']:.1f} s | **{row['span_ratio_to_tribunal']:.2f}** | | "
+                f"{row['traffic']['server_429s']} ({row['tribunal_429s']}) | {fails} | |"
+            )
+    return "\n".join(lines)
+
+
+def write_readme(report: dict[str, Any], readme: Path = ROOT / "README.md") -> None:
+    """Replace the table between the peers markers with this run's."""
+    text = readme.read_text()
+    head, rest = text.split("<!-- peers:start -->\n", 1)
+    _, tail = rest.split("<!-- peers:end -->", 1)
+    readme.write_text(head + "<!-- peers:start -->\n" + readme_table(report) + "\n<!-- peers:end -->" + tail)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rpm", type=int, default=600, help="requests per minute per vendor (server and budget)")
@@ -247,16 +304,26 @@ def main() -> None:
     ap.add_argument("--ray-concurrency", type=int, default=10)
     ap.add_argument("--ray-qps", type=int, default=1, help="per worker: concurrency x qps = the limit per second")
     ap.add_argument("--ray-retries", type=int, default=8)
+    ap.add_argument("--ray-batch-size", type=int, default=8, help="rows per batch (one worker each)")
     ap.add_argument("--peer-timeout", type=float, default=600.0, help="a peer still running then is stopped")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "peers.json"))
+    ap.add_argument("--readme", action="store_true", help="rewrite the README's peers table")
+    ap.add_argument("--workload", help="where the exported workload is kept (or replayed from)")
+    ap.add_argument("--merge-into", help="an earlier results JSON this run's systems are added to")
+    ap.add_argument("--from-json", help="only re-render the README table from a results file")
     args = ap.parse_args()
+    if args.from_json:
+        write_readme(json.loads(Path(args.from_json).read_text()))
+        return
     systems = args.systems.split(",")
-    if systems[0] != "tribunal":
-        raise SystemExit("--systems must start with tribunal: its run exports the workload the peers replay")
+    if systems[0] != "tribunal" and not (args.workload and Path(args.workload).exists()):
+        raise SystemExit("--systems must start with tribunal (its run exports the workload) or --workload must exist")
     results: dict[str, Any] = {}
+    if args.merge_into:
+        results = json.loads(Path(args.merge_into).read_text())["results"]
     with tempfile.TemporaryDirectory(prefix="tribunal-peers-") as tmp:
         work = Path(tmp)
-        workload = work / "workload.jsonl"
+        workload = Path(args.workload) if args.workload else work / "workload.jsonl"
         for system in systems:
             load_before = os.getloadavg()
             with start_emulators(args.rpm, args.latency) as emus:
@@ -291,7 +358,9 @@ def main() -> None:
     report = {
         "benchmark": "peers",
         "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),
-        "settings": {k: getattr(args, k) for k in vars(args) if k != "out"},
+        "settings": {
+            k: getattr(args, k) for k in vars(args) if k not in ("out", "readme", "from_json", "workload", "merge_into")
+        },
         "bucket_s": {v: VENDOR_BURST_S[v] for v in ("openai", "anthropic", "xai")},
         "packages": PEER_PACKAGES,
         "machine": f"{os.cpu_count()} cores, shared",
@@ -299,6 +368,9 @@ def main() -> None:
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
+    if args.readme:
+        write_readme(report)
+    print(readme_table(report))
     print(f"-> {args.out}")
 
 

@@ -6,7 +6,11 @@ local Ray started here, with the processor's defaults or a given concurrency / q
 and prints one JSON line: rows answered, rows failed, whether the dataset as a whole failed.
 
     python raydata_run.py WORKLOAD.jsonl --url URL/chat/completions [--concurrency N] [--qps Q]
-        [--max-retries R]
+        [--max-retries R] [--batch-size B] [--num-cpus C]
+
+Tuning notes: a fixed pool of N workers each reserves a CPU, so Ray is started with
+`--num-cpus` logical CPUs (the workers wait on the network, not the CPU); a batch goes to one
+worker and is paced at its qps, so small batches spread the rows over the pool.
 """
 
 from __future__ import annotations
@@ -28,12 +32,18 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=None, help="default: the processor's own")
     ap.add_argument("--qps", type=int, default=None)
     ap.add_argument("--max-retries", type=int, default=None)
+    ap.add_argument("--batch-size", type=int, default=None)
+    ap.add_argument("--num-cpus", type=int, default=2, help="logical CPUs of the local Ray (default: the machine's 2)")
     args = ap.parse_args()
     rows = [json.loads(line) for line in open(args.workload)]
     rows = [r for r in rows if r["vendor"] == "openai"]
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=args.num_cpus, include_dashboard=False, log_to_driver=False)
     tuned: dict[str, Any] = {
-        k: v for k, v in (("concurrency", args.concurrency), ("qps", args.qps), ("max_retries", args.max_retries))
+        k: v
+        for k, v in (
+            ("concurrency", args.concurrency), ("qps", args.qps), ("max_retries", args.max_retries),
+            ("batch_size", args.batch_size),
+        )
         if v is not None
     }
     config = HttpRequestProcessorConfig(url=args.url, headers={"Authorization": f"Bearer {args.key}"}, **tuned)
