@@ -231,7 +231,8 @@ def run_peer(system: str, emus: EmulatorThread, workload: Path, work: Path, args
         line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
         reports.append(json.loads(line) if line else {"status": "no report", "stderr": stderr[-1500:]})
     wall = time.monotonic() - t0
-    samples = sum(r.get("samples", 0) for r in reports)
+    # a peer stopped at the timeout reports nothing: its calls are the workload's on its vendors
+    samples = sum(1 for line in workload.read_text().splitlines() if json.loads(line)["vendor"] in VENDORS[system])
     answered = sum(r.get("answered", 0) for r in reports)
     failed = sum(r.get("failed", 0) for r in reports)
     return {
@@ -240,7 +241,7 @@ def run_peer(system: str, emus: EmulatorThread, workload: Path, work: Path, args
         "calls": samples,
         "answered": answered,
         "failed": failed,
-        "missing": max(samples - answered - failed, 0) if samples else None,
+        "missing": samples - answered - failed,
         "reports": reports,
     }
 
@@ -319,8 +320,13 @@ def main() -> None:
     if systems[0] != "tribunal" and not (args.workload and Path(args.workload).exists()):
         raise SystemExit("--systems must start with tribunal (its run exports the workload) or --workload must exist")
     results: dict[str, Any] = {}
+    replaced: list[dict[str, Any]] = []  # earlier runs of a system this run re-runs, kept on record
+    commands: list[str] = []
     if args.merge_into:
-        results = json.loads(Path(args.merge_into).read_text())["results"]
+        earlier = json.loads(Path(args.merge_into).read_text())
+        commands = earlier.get("earlier_commands", []) + [earlier["command"]]
+        results, replaced = earlier["results"], earlier.get("replaced", [])
+        replaced += [{"system": s, "settings": earlier["settings"], **results.pop(s)} for s in systems if s in results]
     with tempfile.TemporaryDirectory(prefix="tribunal-peers-") as tmp:
         work = Path(tmp)
         workload = Path(args.workload) if args.workload else work / "workload.jsonl"
@@ -358,6 +364,7 @@ def main() -> None:
     report = {
         "benchmark": "peers",
         "command": "python benchmarks/peers.py " + " ".join(sys.argv[1:]),
+        "earlier_commands": commands,  # the runs merged into this file (--merge-into)
         "settings": {
             k: getattr(args, k) for k in vars(args) if k not in ("out", "readme", "from_json", "workload", "merge_into")
         },
@@ -365,6 +372,7 @@ def main() -> None:
         "packages": PEER_PACKAGES,
         "machine": f"{os.cpu_count()} cores, shared",
         "results": results,
+        "replaced": replaced,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
