@@ -22,7 +22,7 @@ of the limit — admitted ÷ what the limit allowed in that span (a full bucket 
 A system's time is its traffic span over the vendors it drives (process start-up, Ray start and
 OCR are left out, for every system alike; process wall time is recorded too), and its ratio is
 against Tribunal's span over the same vendors. Failed / missing results are what each system
-reports for its own calls. The load average is recorded: the machine is shared.
+reports for its own calls (for Tribunal, "missing" counts submissions left incomplete). The load average is recorded: the machine is shared.
 
     python benchmarks/peers.py [--rpm 600] [--latency 1] [--systems tribunal,inspect,inspect-tuned,raydata,raydata-tuned]
         [--inspect-connections 40] [--ray-concurrency 10 --ray-qps 1 --ray-retries 8 --ray-batch-size 8]
@@ -186,9 +186,11 @@ def run_tribunal(emus: EmulatorThread, rpm: int, work: Path) -> dict[str, Any]:
     import pyarrow.parquet as pq
 
     calls = pq.read_table(work / "runs" / "peers" / "calls", columns=["outcome"]).column("outcome").to_pylist()
+    # the workload is what this run sent, so no call can be missing from it: what can be missing
+    # is a submission left incomplete (a call that failed for good, a shard that did not finish)
+    incomplete = summary["graded"] - summary["complete"]
     out.update(calls=len(calls), answered=sum(1 for c in calls if c == "ok"),
-               failed=sum(1 for c in calls if c != "ok"), missing=0,
-               incomplete_submissions=summary["graded"] - summary["complete"])
+               failed=sum(1 for c in calls if c != "ok"), missing=incomplete, incomplete_submissions=incomplete)
     return out
 
 
