@@ -7,12 +7,14 @@ account (the default OpenAI judge and the auditor) split the account's limits be
 configuration, so together they stay under it. It also holds the store of paid
 calls (this run's and `--reuse` runs'), so a call already paid for is never sent again, whatever
 worker asks. In batch mode it also holds the vendor's batch queue and journal (`BatchingVendor`):
-requests from every shard in flight meet there, so one batch spans many submissions. Calls into it are coarse (all criteria of one submission for this judge); it fans
+requests from every shard in flight meet there, so one batch spans many submissions. Calls into it are coarse (every request a shard's
+submissions make of this vendor in one turn of the worker's event loop, `RemoteVendor`); it fans
 them out in its event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -83,11 +85,13 @@ class VendorActor:
             self.vendor = ReusingVendor(inner, stored, self.run_id)
         return self.vendor
 
-    async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[dict[str, Any] | VendorError]:
-        """All of one submission's requests for this vendor; replies as dicts, failures in place."""
+    async def complete_many(
+        self, requests: list[JudgeRequest], schema: type[T]
+    ) -> list[JudgeReply[T] | VendorError]:
+        """The requests of one coalesced call (`RemoteVendor`); replies in order, failures in place."""
         vendor = await self._vendor()
         results = await vendor.complete_many(requests, schema)
-        out: list[dict[str, Any] | VendorError] = []
+        out: list[JudgeReply[T] | VendorError] = []
         s = self.stats_
         s["requests"] += len(requests)
         for r in results:
@@ -106,7 +110,7 @@ class VendorActor:
                 s["cost_usd"] += r.cost_usd
                 s["input_tokens"] += r.usage.input_tokens
                 s["output_tokens"] += r.usage.output_tokens
-            out.append(r.model_dump())
+            out.append(r)  # pickled as is: cheaper than model_dump here and model_validate there
         return out
 
     async def stats(self) -> dict[str, float]:
@@ -161,18 +165,67 @@ def cap_state(handle: Any) -> CapState:
 
 
 class RemoteVendor:
-    """The `Vendor` protocol on top of a `VendorActor` handle (used inside grading workers)."""
+    """The `Vendor` protocol on top of a `VendorActor` handle (used inside grading workers).
+
+    Why it coalesces: a shard grades its submissions concurrently, and each asks every vendor for
+    its criteria (twice with prompt-cache warming) and then the auditor, so one Ray call per
+    (submission, vendor) paid a Ray round trip — task submission, pickling, the actor's dispatch —
+    for every few judge calls. Requests made in the same turn of the event loop are now sent as one
+    actor call per (vendor, answer schema) and the replies handed back to each caller in order: the
+    same requests reach the same actor (so the same budget, store and batch queue see them), only
+    fewer Ray calls carry them. The replies cross Ray as the typed objects the actor built: a
+    `model_dump` there and a `model_validate` here cost more than pickling them.
+    """
 
     def __init__(self, handle: Any, cfg: VendorConfig) -> None:
         self.handle = handle
         self.name = cfg.name
         self.family = cfg.family
         self.model = cfg.model
+        self._waiting: dict[type[Any], list[tuple[list[JudgeRequest], asyncio.Future[list[Any]]]]] = {}
+        self._flushes: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
+        self.ray_calls = 0
+        """Actor calls sent (for tests and benchmarks: fewer than `complete_many` calls when coalesced)."""
 
     async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
-        """One Ray call per (submission, vendor); rebuild typed replies."""
-        raw = await self.handle.complete_many.remote(requests, schema)
-        return [r if isinstance(r, VendorError) else JudgeReply[schema].model_validate(r) for r in raw]  # type: ignore[valid-type]
+        """Queue `requests` for the next coalesced actor call of this schema; their replies, in order."""
+        if not requests:
+            return []
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[list[Any]] = loop.create_future()
+        if not self._waiting:  # the first request of this turn: send them all once the turn is over
+            loop.call_soon(self._start_flush)
+        self._waiting.setdefault(schema, []).append((requests, fut))
+        replies: list[JudgeReply[T] | VendorError] = await fut
+        return replies
+
+    def _start_flush(self) -> None:
+        task = asyncio.ensure_future(self._flush())
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self) -> None:
+        """Send what was queued in this turn of the loop: one actor call per schema."""
+        waiting, self._waiting = self._waiting, {}
+        await asyncio.gather(*(self._send(schema, group) for schema, group in waiting.items()))
+
+    async def _send(self, schema: type[Any], group: list[tuple[list[JudgeRequest], asyncio.Future[list[Any]]]]) -> None:
+        batch = [r for requests, _ in group for r in requests]
+        self.ray_calls += 1
+        try:
+            raw = await self.handle.complete_many.remote(batch, schema)
+        except BaseException as exc:  # the actor call failed as a whole: every caller sees it, as before
+            for _, fut in group:
+                if not fut.done():
+                    fut.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        start = 0
+        for requests, fut in group:
+            part, start = raw[start:start + len(requests)], start + len(requests)
+            if not fut.done():  # a cancelled caller: its replies are dropped (paid ones are in the store)
+                fut.set_result(part)
 
     async def complete(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T]:
         """A single call (raises on failure), for the protocol's sake."""

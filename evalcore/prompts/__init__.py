@@ -45,11 +45,16 @@ TEMPLATES: dict[str, str] = {
 }
 
 
+_TEMPLATE_HASHES: dict[str, str] = {
+    f"{name}.{VERSION}": hashlib.sha256(text.encode()).hexdigest() for name, text in TEMPLATES.items()
+}
+"""Computed once: every request's hash names its templates, and hashing all five per request was
+a measurable share of the framework's time per call (benchmarks/orchestration_ceiling.py)."""
+
+
 def template_hashes() -> dict[str, str]:
-    """sha256 of every template file, as recorded in run.json."""
-    return {
-        f"{name}.{VERSION}": hashlib.sha256(text.encode()).hexdigest() for name, text in TEMPLATES.items()
-    }
+    """sha256 of every template file, as recorded in run.json (a copy: callers may keep it)."""
+    return dict(_TEMPLATE_HASHES)
 
 
 @functools.cache
@@ -169,8 +174,8 @@ class RenderedPrompt:
             "model": vendor.model,
             "effort": vendor.reasoning_effort,
             "max_output_tokens": vendor.max_output_tokens,
-            "template": template_hashes()[f"{self.purpose}.{VERSION}"],
-            "system_template": template_hashes()[f"system.{VERSION}"],
+            "template": _TEMPLATE_HASHES[f"{self.purpose}.{VERSION}"],
+            "system_template": _TEMPLATE_HASHES[f"system.{VERSION}"],
             **self.key,
         }
         digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()

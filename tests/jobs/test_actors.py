@@ -1,0 +1,86 @@
+"""The transport between grading workers and vendor actors (`jobs.actors.RemoteVendor`).
+
+Requests made in one turn of a worker's event loop travel as one actor call per answer schema;
+every caller still gets exactly its own replies, in its order, and a failed actor call reaches
+every caller. Real Ray actor, real adapter (the zero-work one), real stored-call reuse.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import ray
+
+from evalcore.config import VendorConfig, load_config
+from evalcore.schema import CallRow, DetectionAnswer, RubricAnswer
+from evalcore.store import write_shard
+from evalcore.vendors.base import JudgeReply, JudgeRequest
+from jobs.actors import RemoteVendor, VendorActor
+
+pytestmark = pytest.mark.ray
+
+
+def _zero_judge() -> VendorConfig:
+    return load_config().judges[0].model_copy(update={"adapter": "zero"})
+
+
+def _request(h: str, schema: str = "RubricAnswer") -> JudgeRequest:
+    return JudgeRequest(purpose="rubric" if schema == "RubricAnswer" else "detect", request_hash=h,
+                        system_prompt="system", shared_prefix="prefix", varying_suffix=h, schema_name=schema)
+
+
+def _stored_run(tmp_path: Path, cfg: VendorConfig, hashes: list[str]) -> str:
+    """A run folder whose calls table answers each hash with its own reasoning text."""
+    run = str(tmp_path / "stored-run")
+    rows = [CallRow(run_id="stored", grading_id="g", submission_id="s", system="s", task_id="t", request_hash=h,
+                    vendor=cfg.name, family=cfg.family, model=cfg.model, purpose="rubric", outcome="ok",
+                    response_json=RubricAnswer(verdict="fail", reasoning=f"answer to {h}").model_dump_json())
+            for h in hashes]
+    write_shard(run, "part-0", {"calls": rows})
+    return run
+
+
+def test_requests_of_one_loop_turn_travel_as_one_actor_call_per_schema_and_each_caller_gets_its_own_replies(
+    ray_local: None, tmp_path: Path
+) -> None:
+    cfg = _zero_judge()
+    callers = [[f"c{i}-r{j}" for j in range(i + 1)] for i in range(6)]  # 1..6 requests each: 21 in all
+    run = _stored_run(tmp_path, cfg, [h for hs in callers for h in hs])
+    actor = VendorActor.remote(cfg.model_dump(mode="json"), "r", [run])  # type: ignore[attr-defined]
+    remote = RemoteVendor(actor, cfg)
+
+    async def turn() -> tuple[list[list[JudgeReply[RubricAnswer] | object]], list[object]]:
+        rubric = [remote.complete_many([_request(h) for h in hs], RubricAnswer) for hs in callers]
+        detect = [remote.complete_many([_request(f"d{i}", "DetectionAnswer")], DetectionAnswer) for i in range(3)]
+        out = await asyncio.gather(*rubric, *detect)
+        return list(out[: len(callers)]), list(out[len(callers):])
+
+    try:
+        rubric, detect = asyncio.run(turn())
+        assert remote.ray_calls == 2  # 24 requests from 9 callers: one call per schema
+        for hs, replies in zip(callers, rubric, strict=True):  # each caller: its own answers, in its order
+            assert [r.output.reasoning for r in replies] == [f"answer to {h}" for h in hs]  # type: ignore[attr-defined]
+        assert all(isinstance(r[0].output, DetectionAnswer) for r in detect)  # type: ignore[index]
+        stats = ray.get(actor.stats.remote())
+        assert (stats["requests"], stats["reused_calls"], stats["paid_calls"]) == (24, 21, 3)
+        asyncio.run(remote.complete_many([_request("later")], RubricAnswer))  # a later turn: a new call
+        assert remote.ray_calls == 3
+    finally:
+        ray.kill(actor)
+
+
+def test_a_failed_actor_call_reaches_every_caller_of_the_coalesced_call(ray_local: None) -> None:
+    cfg = _zero_judge()
+    actor = VendorActor.options(max_restarts=0).remote(cfg.model_dump(mode="json"), "r", [])  # type: ignore[attr-defined]
+    ray.kill(actor, no_restart=True)
+    remote = RemoteVendor(actor, cfg)
+
+    async def turn() -> list[object]:
+        calls = [remote.complete_many([_request(f"h{i}")], RubricAnswer) for i in range(4)]
+        return list(await asyncio.gather(*calls, return_exceptions=True))
+
+    results = asyncio.run(turn())
+    assert remote.ray_calls == 1
+    assert all(isinstance(r, ray.exceptions.RayActorError) for r in results), results
