@@ -108,7 +108,7 @@ class TreeCpu:
         return len(self.last)
 
 
-GROUPS = {  # where the time goes: a frame's name -> the part of the framework it belongs to
+GROUPS = {  # where the time goes: the part of the framework -> its frames' names ("a|b": either)
     "imports (every process's start)": "_find_and_load",
     "grading worker (grade_shard)": "grade_shard",
     "  grade_submission": "grade_submission",
@@ -116,7 +116,7 @@ GROUPS = {  # where the time goes: a frame's name -> the part of the framework i
     "    rubric prompts": "rubric_prompts",
     "    call/verdict rows": "call_row",
     "  Parquet writes": "write_shard",
-    "  worker -> actor transport": "RemoteVendor.complete_many",
+    "  worker -> actor transport": "RemoteVendor.complete_many|RemoteVendor._flush",
     "vendor actors (complete_many)": "VendorActor.complete_many",
     "Ray deserialisation": "deserialize_objects",
     "driver (run_sweep)": "run_sweep",
@@ -142,8 +142,8 @@ def top_frames(speedscope: Path, k: int = 15) -> dict[str, Any]:
                 continue
             total += weight
             bare = {frames[i]["name"] for i in stack}
-            for group, fn in GROUPS.items():
-                if any(n == fn or n.endswith("." + fn) for n in bare):
+            for group, fns in GROUPS.items():
+                if any(n == fn or n.endswith("." + fn) for fn in fns.split("|") for n in bare):
                     group_n[group] += weight
             names = [f"{frames[i]['name']} ({Path(frames[i].get('file') or '?').name})" for i in stack]
             self_n[names[-1]] += weight
