@@ -183,6 +183,7 @@ class RemoteVendor:
         self.family = cfg.family
         self.model = cfg.model
         self._waiting: dict[type[Any], list[tuple[list[JudgeRequest], asyncio.Future[list[Any]]]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._flushes: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
         self.ray_calls = 0
         """Actor calls sent (for tests and benchmarks: fewer than `complete_many` calls when coalesced)."""
@@ -192,6 +193,8 @@ class RemoteVendor:
         if not requests:
             return []
         loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # a new event loop (one per shard): nothing queued in a finished one is sent
+            self._loop, self._waiting = loop, {}
         fut: asyncio.Future[list[Any]] = loop.create_future()
         if not self._waiting:  # the first request of this turn: send them all once the turn is over
             loop.call_soon(self._start_flush)
@@ -217,7 +220,7 @@ class RemoteVendor:
         except BaseException as exc:  # the actor call failed as a whole: every caller sees it, as before
             for _, fut in group:
                 if not fut.done():
-                    fut.set_exception(exc)
+                    fut.cancel() if isinstance(exc, asyncio.CancelledError) else fut.set_exception(exc)
             if not isinstance(exc, Exception):
                 raise
             return
