@@ -49,6 +49,9 @@ from evalcore.scoring import PANEL_SIZE, AuditMode
 DEFAULTS_FILE = Path(__file__).with_name("config") / "defaults.yaml"
 ENV_PREFIX = "TRIBUNAL_"
 ENV_NESTED_DELIMITER = "__"
+#: Judge calls per second one vendor actor is given by default: the per-actor ceiling measured with
+#: the real SDKs against a zero-latency emulator (benchmarks/actor_ceiling.py), with headroom.
+ACTOR_CALLS_PER_S = 100.0
 
 
 class VendorMode(StrEnum):
@@ -177,6 +180,18 @@ class VendorConfig(_Strict):
         le=1,
         description="Computed by the configuration (not set by hand): the fraction of the account's "
         "limits this entry's budget may use.",
+    )
+    actors: int | None = Field(
+        default=None,
+        ge=1,
+        description="Vendor actors carrying this entry in a sweep (each with 1/N of its limits, requests "
+        "routed by hash; evalcore.vendors.sharding). None: enough for its rate at actor_calls_per_s.",
+    )
+    actor_calls_per_s: float = Field(
+        default=ACTOR_CALLS_PER_S,
+        gt=0,
+        description="Judge calls per second one vendor actor is given (its measured ceiling with "
+        "headroom, benchmarks/actor_ceiling.py); an entry whose rate exceeds it gets more actors.",
     )
 
     def account(self) -> tuple[str, str, str]:

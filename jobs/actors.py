@@ -28,7 +28,8 @@ from evalcore.journal import BatchJournal
 from evalcore.reuse import ReusingVendor
 from evalcore.store import stored_calls
 from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Vendor
-from evalcore.vendors.registry import create_batch_api, create_vendor, has_batch_api
+from evalcore.vendors.registry import create_batch_api, has_batch_api
+from evalcore.vendors.sharding import create_shard_vendor
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3, max_concurrency=2000)  # type: ignore[call-overload]
@@ -43,8 +44,10 @@ class VendorActor:
         ledger: Any = None,
         batch: dict[str, Any] | None = None,
         detach: bool = False,
+        shards: int = 1,
     ) -> None:
         self.cfg = VendorConfig.model_validate(cfg)
+        self.shards = shards  # one of N actors of this entry: 1/N of its limits (jobs/vendor_pool.py)
         self.ledger = ledger  # a CostCapActor handle when the sweep has --max-cost
         self.run_id = run_id
         self.stored_run_uris = stored_run_uris  # this run's folder first
@@ -69,7 +72,7 @@ class VendorActor:
         # Created lazily inside the actor's event loop: SDK clients are tied to one loop.
         if self.vendor is None:
             stored = stored_calls(self.stored_run_uris, self.cfg.name)
-            inner: Vendor = create_vendor(self.cfg)
+            inner: Vendor = create_shard_vendor(self.cfg, self.shards)
             if self.ledger is not None and hasattr(inner, "spend_guard"):  # stored answers never reach it
                 inner.spend_guard = RemoteLedger(self.ledger)
             if self.batch is not None and self.batch.enabled and has_batch_api(self.cfg):

@@ -3,7 +3,8 @@
 Shape of a run:
 1. OCR the benchmark's scans as Ray tasks into the OCR cache next to the runs (`jobs.ocr`), then
    load the benchmark (tasks put once into the object store) and open the submission stream;
-2. one `VendorActor` per configured vendor (judges + auditor), a preflight call through each;
+2. one `VendorActor` per configured vendor (judges + auditor; N for an entry one actor cannot
+   carry, `jobs/vendor_pool.py`), a preflight call through each;
 3. the stream is cut into fixed shards (by position, so a resumed run cuts the same shards);
    shards whose submissions are all done are skipped; the rest go to `grade_shard` tasks, at
    most `max_in_flight` at a time (memory stays flat in N);
@@ -64,7 +65,7 @@ from evalcore.store import (
     write_table_file,
 )
 from evalcore.vendors.preflight import preflight, raise_if_failed, require_keys
-from jobs.actors import RemoteVendor, VendorActor
+from jobs import vendor_pool
 from jobs.cost import CostWatch
 from jobs.ocr import ocr_before_grading
 
@@ -226,6 +227,8 @@ def config_fingerprint(config: TribunalConfig) -> str:
         v.pop("endpoint", None)
         v.pop("api_key_env", None)
         v.pop("warm_prompt_cache", None)  # scheduling only: the same requests, the same rows
+        v.pop("actors", None)  # how many processes carry a vendor, not what it is asked
+        v.pop("actor_calls_per_s", None)
     for timing in ("flush_interval_s", "poll_interval_s"):  # how often, not what, is asked
         cfg.get("batch", {}).pop(timing, None)
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
@@ -329,7 +332,7 @@ def grade_shard(
     config = TribunalConfig.model_validate(config_json)
     tasks: dict[str, Task] = {tid: ray.get(ref) for tid, ref in task_refs.items()}
     by_name = {cfg.name: cfg for cfg in config.vendors()}
-    vendors = {n: RemoteVendor(actors[n], by_name[n]) for n in by_name}
+    vendors = {n: vendor_pool.pool_vendor(actors[n], by_name[n]) for n in by_name}
 
     async def run_all() -> list[GradeResult]:
         return await asyncio.gather(
@@ -415,18 +418,13 @@ def init_ray(address: str, env: dict[str, str], *, attempts: int = 3, **extra: A
 
 def start_actors(
     config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None, detach: bool = False
-) -> dict[str, Any]:
-    """One VendorActor per configured vendor, named per run so a driver restart finds them.
+) -> dict[str, vendor_pool.VendorPool]:
+    """The VendorActors of each configured vendor (one, or N for an entry one actor cannot carry:
+    `jobs/vendor_pool.py`), named per run so a driver restart finds them.
 
     In batch mode each actor also gets the batch settings: it queues its vendor's requests into
     batches journalled in the run folder (`stored_runs[0]`)."""
-    batch = config.batch.model_dump(mode="json") if config.batch.enabled else None
-    actors = {}
-    for cfg in config.vendors():
-        actors[cfg.name] = VendorActor.options(  # type: ignore[attr-defined]
-            name=f"tribunal:{run_id}:{cfg.name}", get_if_exists=True, lifetime=None
-        ).remote(cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach)
-    return actors
+    return vendor_pool.start_pools(config, run_id, stored_runs, ledger, detach)
 
 
 def preflight_through_actors(
@@ -440,7 +438,7 @@ def preflight_through_actors(
     per attempt, `calls/preflight-<attempt>.parquet`, written even when the preflight fails):
     the summary's calls and cost then equal the tables'.
     """
-    vendors = {cfg.name: RemoteVendor(actors[cfg.name], cfg) for cfg in config.vendors()}
+    vendors = {cfg.name: vendor_pool.pool_vendor(actors[cfg.name], cfg) for cfg in config.vendors()}
     results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
     write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", [r.call for r in results if r.call is not None])
     raise_if_failed(results)
@@ -658,9 +656,8 @@ def _collect(
         summary.add_shard(res)
         if plain:  # parseable lines when there is no live view
             print(res.line(), flush=True)
-    stats = ray.get([a.stats.remote() for a in actors.values()])
-    summary.vendor_stats = dict(zip(actors, stats, strict=True))
-    progress.update(summary.done, summary.vendor_stats, sum(s["cost_usd"] for s in stats))
+    summary.vendor_stats = vendor_pool.add_up(actors, ray.get(vendor_pool.stats_refs(actors)))
+    progress.update(summary.done, summary.vendor_stats, sum(s["cost_usd"] for s in summary.vendor_stats.values()))
 
 
 def _stream(
@@ -756,7 +753,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                 "their submissions are graded by the next run (run the same command again)[/]"
             )
         finally:
-            for a in actors.values():  # also on errors (a failed preflight): no actor outlives its sweep
+            for a in vendor_pool.handles(actors):  # also on errors (a failed preflight): no actor outlives its sweep
                 if not interrupt.cancelled:  # a cancelled sweep does not wait for calls still on the wire
                     with contextlib.suppress(Exception):  # a dead actor has nothing left to close
                         ray.get(a.close.remote(), timeout=30)

@@ -1,0 +1,159 @@
+"""Past one actor per vendor: how one vendor entry is spread over N actors without ever sending more.
+
+Why: a sweep gives each vendor entry one actor, which does all of that vendor's client work (SDK
+calls, JSON, TLS) in one process. At limits of tens of thousands of requests a minute that one
+process is the bottleneck (`benchmarks/actor_ceiling.py` measures what one carries). When an
+entry's configured rate exceeds `VendorConfig.actor_calls_per_s`, or `VendorConfig.actors` says so,
+the sweep runs N actors for it.
+
+The design is a **static split** (chosen over a budget owner leasing blocks of budget to the
+actors, see README "Past one actor per vendor"):
+
+* **Each of the N actors gets 1/N of the entry's limits** — of its share of the account
+  (`account_fraction / N` of the account's requests and tokens per minute), with the same bucket
+  shape (the capacity, `burst_s` seconds of refill, is scaled with the rate). Proof that the
+  cluster never sends more than the entry's limit: actor i's budget guarantees that, for every
+  interval (s, t], the calls that can reach the vendor from it in (s, t] number at most
+  `C/N + (r/N)(t - s)` (the token-bucket budget's own invariant, `evalcore.vendors.budget`: a call
+  is charged at the latest moment it can have reached the vendor, so the vendor's bucket is never
+  emptier than ours). Summing over the N actors, the arrivals from all of them in (s, t] number at
+  most `C + r (t - s)`: exactly the entry's bucket — the sum of token-bucket-constrained flows is
+  constrained by the sum of the buckets, the argument already used for entries sharing one account.
+  For the strict sliding window the same sum holds window by window (each actor holds at most
+  cap/N occupied slots in any window; N of them hold at most cap). Tokens alike. Nothing needs to
+  be exchanged between actors, so the guarantee does not depend on messages arriving in time.
+* **Requests are routed to actors by their request hash** (`shard_of`), so identical requests
+  always meet at one actor: its in-flight coalescing and its store of paid calls keep "never pays
+  twice" exactly as with one actor. Each actor loads the whole stored-call table of its entry (a
+  stored call is only ever asked of the actor its hash routes to).
+* **Headers describe the whole account.** An actor with a 1/N share reads `remaining` (and
+  `limit`) scaled by 1/N (`ShardBudget`): the N actors together then believe in at most what the
+  server says is left, as the single actor did. A 429 is seen by the actor that received it only:
+  it empties that actor's bucket and pauses it; the others learn from their own answers (their
+  scaled `remaining` headers, or their own 429s). Within the model a 429 does not happen (the
+  split is exact); it means another client uses the key.
+* **The price of a static split is imbalance**: an actor whose share of the traffic is below 1/N
+  leaves part of its budget unused while another waits. Hash routing spreads calls evenly (each
+  hash lands on an actor uniformly), so at leaderboard scale the shares differ by a few percent;
+  a small sweep can leave more unused. A budget owner granting leases would not have this cost,
+  but must keep the charge-at-arrival rule exact across processes.
+
+With N = 1 nothing changes: the actor's budget is `RateBudget.for_vendor(cfg)`, headers are read
+as they are, and every request goes to the one actor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any
+
+from evalcore.config import VendorConfig
+from evalcore.vendors.base import Vendor
+from evalcore.vendors.budget import VENDOR_BURST_S, RateBudget
+from evalcore.vendors.registry import create_vendor
+
+
+def actor_count(cfg: VendorConfig) -> int:
+    """How many actors carry this entry: `cfg.actors` when set, else enough for its rate.
+
+    The rate is the entry's share of its account's requests per minute; one actor carries
+    `cfg.actor_calls_per_s` calls per second (the measured per-actor ceiling, with headroom).
+    Never more than `most_actors` (the split would no longer be exact).
+    """
+    per_s = cfg.limits.requests_per_minute * cfg.account_fraction / 60.0
+    n = cfg.actors if cfg.actors is not None else math.ceil(per_s / cfg.actor_calls_per_s - 1e-9)
+    return max(1, min(n, most_actors(cfg)))
+
+
+def most_actors(cfg: VendorConfig) -> int:
+    """The most actors an entry can be split over exactly: each actor's bucket must hold one call.
+
+    A bucket never holds less than one request (a budget of 0.4 calls would never send any), so
+    past this count the actors' buckets together would hold more than the entry's. With OpenAI's
+    one-second bucket that is one actor per request per second of the entry's rate.
+    """
+    burst_s = cfg.limits.burst_s or VENDOR_BURST_S.get(cfg.adapter, 60.0)
+    if cfg.limits.algorithm == "sliding_window":  # the pacing bucket holds one second's worth
+        burst_s = 1.0
+    capacity = cfg.limits.requests_per_minute * cfg.account_fraction / 60.0 * burst_s
+    return max(1, math.floor(capacity + 1e-9))
+
+
+def shard_of(request_hash: str, n: int) -> int:
+    """The actor (0..n-1) a request goes to: the same hash always goes to the same actor.
+
+    A stable digest (not Python's salted `hash`): every grading worker in the cluster, in any
+    process, must route a request to the same actor.
+    """
+    if n <= 1:
+        return 0
+    digest = hashlib.blake2b(request_hash.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % n
+
+
+def shard_config(cfg: VendorConfig, n: int) -> VendorConfig:
+    """The entry as one of its N actors sees it: 1/N of its share of the account's limits."""
+    if n <= 1:
+        return cfg
+    return cfg.model_copy(update={"account_fraction": cfg.account_fraction / n})
+
+
+class ShardBudget(RateBudget):
+    """The budget of one of N actors of an entry: 1/N of its limits, account headers read at 1/N.
+
+    The `remaining` and `limit` headers are the account's; N actors each believing in all of it
+    would together believe in N times what is left. Each reads 1/N of it (rounded down: the
+    bucket's own tolerance of one unit covers the rounding), so together they believe in what
+    the single actor did.
+    """
+
+    shards: int = 1
+
+    @classmethod
+    def for_shard(cls, cfg: VendorConfig, n: int, **kwargs: Any) -> ShardBudget:
+        """The budget of one of the `n` actors of entry `cfg`."""
+        budget = cls.for_vendor(shard_config(cfg, n), **kwargs)
+        assert isinstance(budget, ShardBudget)
+        budget.shards = max(n, 1)
+        return budget
+
+    def observe_headers(
+        self,
+        remaining_requests: int | None = None,
+        remaining_tokens: int | None = None,
+        reset_s: float | None = None,
+        *,
+        reset_tokens_s: float | None = None,
+        limit_requests: int | None = None,
+        limit_tokens: int | None = None,
+    ) -> None:
+        """The account's headers, scaled to this actor's 1/N share (module doc)."""
+        n = self.shards
+        super().observe_headers(
+            scale_header(remaining_requests, n),
+            scale_header(remaining_tokens, n),
+            reset_s,
+            reset_tokens_s=reset_tokens_s,
+            limit_requests=scale_header(limit_requests, n),
+            limit_tokens=scale_header(limit_tokens, n),
+        )
+
+
+def scale_header(value: int | None, n: int) -> int | None:
+    """An account-wide count as one of `n` equal shares sees it (rounded down; None stays None)."""
+    if value is None or n <= 1:
+        return value
+    return value // n
+
+
+def create_shard_vendor(cfg: VendorConfig, n: int, **kwargs: Any) -> Vendor:
+    """The adapter of one of the `n` actors of entry `cfg` (with n = 1, `create_vendor(cfg)` itself).
+
+    Its rate budget is replaced by the actor's `ShardBudget`; adapters without a budget (the
+    offline and zero-work ones) are left as they are.
+    """
+    vendor = create_vendor(cfg, **kwargs)
+    if n > 1 and getattr(vendor, "budget", None) is not None:
+        vendor.budget = ShardBudget.for_shard(cfg, n)  # type: ignore[attr-defined]
+    return vendor
