@@ -54,20 +54,33 @@ def start_pools(
 
     In batch mode each entry has one actor (module doc)."""
     batch = config.batch.model_dump(mode="json") if config.batch.enabled else None
-    pools = {}
-    for cfg in config.vendors():
-        n = 1 if batch is not None else actor_count(cfg)
-        handles = []
-        for i in range(n):
-            options: dict[str, Any] = {"name": actor_name(run_id, cfg.name, i, n), "get_if_exists": True,
-                                       "lifetime": None}
-            if n > 1:
-                options["scheduling_strategy"] = "SPREAD"
-            handles.append(VendorActor.options(**options).remote(  # type: ignore[attr-defined]
-                cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach, n,
-            ))
-        pools[cfg.name] = VendorPool(cfg.name, tuple(handles))
-    return pools
+    return {
+        cfg.name: start_pool(cfg, run_id, stored_runs, ledger, batch, detach, 1 if batch is not None else None)
+        for cfg in config.vendors()
+    }
+
+
+def start_pool(
+    cfg: VendorConfig,
+    run_id: str,
+    stored_runs: list[str],
+    ledger: Any = None,
+    batch: dict[str, Any] | None = None,
+    detach: bool = False,
+    n: int | None = None,
+) -> VendorPool:
+    """The actors of one entry: `n`, or `actor_count(cfg)`; more than one are placed SPREAD."""
+    n = actor_count(cfg) if n is None else n
+    handles = []
+    for i in range(n):
+        options: dict[str, Any] = {"name": actor_name(run_id, cfg.name, i, n), "get_if_exists": True,
+                                   "lifetime": None}
+        if n > 1:
+            options["scheduling_strategy"] = "SPREAD"
+        handles.append(VendorActor.options(**options).remote(  # type: ignore[attr-defined]
+            cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach, n,
+        ))
+    return VendorPool(cfg.name, tuple(handles))
 
 
 class PooledVendor:
