@@ -1,0 +1,70 @@
+"""The sweep with a vendor entry over N actors: same rows and summary as one actor, per entry.
+
+The multi-node limit test is `test_vendor_pool_multinode.py`; the split's arithmetic is tested in
+`tests/evalcore/vendors/test_sharding.py`.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from evalcore.config import VendorMode, load_config
+from evalcore.store import read_table
+from jobs.actors import RemoteVendor
+from jobs.sweep import SweepOptions, config_fingerprint, run_sweep
+from jobs.vendor_pool import VendorPool, actor_name, add_up, pool_vendor
+
+from .conftest import SAMPLE
+
+
+def test_one_actor_keeps_its_name_and_is_talked_to_as_before() -> None:
+    cfg = load_config(vendors="offline").judges[0]
+    assert actor_name("run-x", "openai", 0, 1) == "tribunal:run-x:openai"
+    assert actor_name("run-x", "openai", 2, 3) == "tribunal:run-x:openai:2of3"
+    assert type(pool_vendor(VendorPool("openai", ("handle",)), cfg)) is RemoteVendor
+
+
+def test_the_default_configuration_runs_one_actor_per_entry() -> None:
+    from evalcore.vendors.sharding import actor_count
+
+    for mode in ("real", "offline", "emulated"):
+        assert [actor_count(v) for v in load_config(vendors=mode).vendors()] == [1, 1, 1, 1]
+
+
+def test_statistics_are_added_up_per_entry_over_its_actors() -> None:
+    pools = {"a": VendorPool("a", ("x", "y", "z")), "b": VendorPool("b", ("w",))}
+    stats = [{"requests": 2.0, "cost_usd": 0.5, "uptime_s": 3.0}, {"requests": 1.0, "cost_usd": 0.25, "uptime_s": 9.0},
+             {"requests": 4.0, "cost_usd": 0.0, "uptime_s": 1.0}, {"requests": 5.0, "cost_usd": 1.0, "uptime_s": 2.0}]
+    total = add_up(pools, stats)
+    assert total["a"] == {"requests": 7.0, "cost_usd": 0.75, "uptime_s": 9.0, "actors": 3.0}
+    assert total["b"] == stats[3]  # one actor: its statistics as they are
+
+
+def test_the_number_of_actors_does_not_change_the_run() -> None:
+    cfg = load_config(vendors="offline")
+    spread = cfg.model_copy(update={"judges": [cfg.judges[0].model_copy(update={"actors": 4, "actor_calls_per_s": 9.0}),
+                                               *cfg.judges[1:]]})
+    assert config_fingerprint(cfg) == config_fingerprint(spread)
+
+
+@pytest.mark.ray
+def test_a_sweep_with_a_judge_over_three_actors_grades_everything_and_counts_its_calls_once(ray_local, tmp_path) -> None:
+    cfg = load_config(vendors="offline")
+    cfg = cfg.model_copy(update={"judges": [cfg.judges[0].model_copy(update={"actors": 3}), *cfg.judges[1:]]})
+    subs = tmp_path / "subs"  # one system's 8 submissions: lean
+    system = sorted(p for p in (SAMPLE / "submissions").iterdir() if p.is_dir())[0]
+    shutil.copytree(system, subs / system.name)
+    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(subs), output=str(tmp_path / "runs"),
+                        config=cfg, vendors=VendorMode.OFFLINE, run_id="pool", progress=False, shard_size=4)
+    summary = run_sweep(opts)
+    assert summary.complete == 8 and not summary.failed_shards
+    judge = cfg.judges[0].name
+    assert summary.vendor_stats[judge]["actors"] == 3
+    calls = read_table(str(tmp_path / "runs" / "pool"), "calls").to_pylist()
+    mine = [c for c in calls if c["vendor"] == judge]
+    # every call of the entry has one row, and the summary counts each once over the three actors
+    paid = sum(1 for c in mine if c["reused_from"] is None)
+    assert summary.vendor_stats[judge]["paid_calls"] == paid > 0
+    assert summary.paid_calls == sum(1 for c in calls if c["reused_from"] is None)
