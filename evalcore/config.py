@@ -51,7 +51,7 @@ ENV_PREFIX = "TRIBUNAL_"
 ENV_NESTED_DELIMITER = "__"
 #: Judge calls per second one vendor actor is given by default: the per-actor ceiling measured with
 #: the real SDKs against a zero-latency emulator (benchmarks/actor_ceiling.py), with headroom.
-ACTOR_CALLS_PER_S = 100.0
+ACTOR_CALLS_PER_S = 150.0
 
 
 class VendorMode(StrEnum):

@@ -10,6 +10,10 @@ worker asks. In batch mode it also holds the vendor's batch queue and journal (`
 requests from every shard in flight meet there, so one batch spans many submissions. Calls into it are coarse (every request a shard's
 submissions make of this vendor in one turn of the worker's event loop, `RemoteVendor`); it fans
 them out in its event loop.
+
+An entry whose rate one actor cannot carry runs N of these (`jobs/vendor_pool.py`): each is built
+with `shards=N` and holds 1/N of the entry's limits (`evalcore.vendors.sharding`), so the N
+together are that entry's cluster-wide budget.
 """
 
 from __future__ import annotations
