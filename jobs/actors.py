@@ -33,7 +33,7 @@ from evalcore.reuse import ReusingVendor
 from evalcore.store import stored_calls
 from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Vendor
 from evalcore.vendors.registry import create_batch_api, has_batch_api
-from evalcore.vendors.sharding import create_shard_vendor
+from evalcore.vendors.sharding import ShardBudget, create_shard_vendor
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3, max_concurrency=2000)  # type: ignore[call-overload]
@@ -49,9 +49,13 @@ class VendorActor:
         batch: dict[str, Any] | None = None,
         detach: bool = False,
         shards: int = 1,
+        siblings: list[str] | None = None,
     ) -> None:
         self.cfg = VendorConfig.model_validate(cfg)
         self.shards = shards  # one of N actors of this entry: 1/N of its limits (jobs/vendor_pool.py)
+        self.siblings = siblings or []  # names of the entry's other actors: told of a 429
+        self._sibling_handles: dict[str, Any] = {}
+        self._telling: set[asyncio.Future[Any]] = set()
         self.ledger = ledger  # a CostCapActor handle when the sweep has --max-cost
         self.run_id = run_id
         self.stored_run_uris = stored_run_uris  # this run's folder first
@@ -77,6 +81,8 @@ class VendorActor:
         if self.vendor is None:
             stored = stored_calls(self.stored_run_uris, self.cfg.name)
             inner: Vendor = create_shard_vendor(self.cfg, self.shards)
+            if isinstance(getattr(inner, "budget", None), ShardBudget) and self.siblings:
+                inner.budget.on_account_429 = self._tell_siblings  # type: ignore[attr-defined]
             if self.ledger is not None and hasattr(inner, "spend_guard"):  # stored answers never reach it
                 inner.spend_guard = RemoteLedger(self.ledger)
             if self.batch is not None and self.batch.enabled and has_batch_api(self.cfg):
@@ -98,6 +104,8 @@ class VendorActor:
         """The requests of one coalesced call (`RemoteVendor`); replies in order, failures in place."""
         vendor = await self._vendor()
         results = await vendor.complete_many(requests, schema)
+        if self._telling:  # a 429 of ours has reached the entry's other actors before we answer
+            await asyncio.gather(*list(self._telling), return_exceptions=True)
         out: list[JudgeReply[T] | VendorError] = []
         s = self.stats_
         s["requests"] += len(requests)
@@ -120,10 +128,33 @@ class VendorActor:
             out.append(r)  # pickled as is: cheaper than model_dump here and model_validate there
         return out
 
+    def _tell_siblings(self, retry_after_s: float | None) -> None:
+        """The account answered 429: the entry's other actors pause too (a sibling not found is skipped)."""
+        for name in self.siblings:
+            try:
+                handle = self._sibling_handles.get(name) or ray.get_actor(name)
+            except ValueError:
+                continue
+            self._sibling_handles[name] = handle
+            fut = asyncio.ensure_future(handle.sibling_rate_limited.remote(retry_after_s))
+            self._telling.add(fut)
+            fut.add_done_callback(self._telling.discard)
+
+    async def sibling_rate_limited(self, retry_after_s: float | None) -> None:
+        """Another actor of this entry got a 429: the account is exhausted, pause as it did."""
+        vendor = await self._vendor()
+        budget = getattr(vendor.inner, "budget", None)
+        if isinstance(budget, ShardBudget):
+            budget.sibling_rate_limited(retry_after_s)
+
     async def stats(self) -> dict[str, float]:
         """Counters since this actor (re)started, for live progress."""
         batch = self.batching.snapshot() if self.batching is not None else {}
-        return {**self.stats_, **{f"batch_{k}": float(v) for k, v in batch.items()},
+        shard = {}
+        if self.shards > 1 and self.vendor is not None:
+            budget = getattr(self.vendor.inner, "budget", None)
+            shard = {"sibling_429s": float(getattr(budget, "sibling_pauses", 0))}
+        return {**self.stats_, **{f"batch_{k}": float(v) for k, v in batch.items()}, **shard,
                 "uptime_s": time.time() - self.started}
 
     async def close(self) -> None:

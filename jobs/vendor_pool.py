@@ -71,14 +71,15 @@ def start_pool(
 ) -> VendorPool:
     """The actors of one entry: `n`, or `actor_count(cfg)`; more than one are placed SPREAD."""
     n = actor_count(cfg) if n is None else n
+    names = [actor_name(run_id, cfg.name, i, n) for i in range(n)]
     handles = []
-    for i in range(n):
-        options: dict[str, Any] = {"name": actor_name(run_id, cfg.name, i, n), "get_if_exists": True,
-                                   "lifetime": None}
+    for name in names:
+        options: dict[str, Any] = {"name": name, "get_if_exists": True, "lifetime": None}
         if n > 1:
             options["scheduling_strategy"] = "SPREAD"
+        siblings = [other for other in names if other != name]  # told of a 429: the account is exhausted
         handles.append(VendorActor.options(**options).remote(  # type: ignore[attr-defined]
-            cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach, n,
+            cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach, n, siblings,
         ))
     return VendorPool(cfg.name, tuple(handles))
 

@@ -28,10 +28,12 @@ actors, see README "Past one actor per vendor"):
   stored call is only ever asked of the actor its hash routes to).
 * **Headers describe the whole account.** An actor with a 1/N share reads `remaining` (and
   `limit`) scaled by 1/N (`ShardBudget`): the N actors together then believe in at most what the
-  server says is left, as the single actor did. A 429 is seen by the actor that received it only:
-  it empties that actor's bucket and pauses it; the others learn from their own answers (their
-  scaled `remaining` headers, or their own 429s). Within the model a 429 does not happen (the
-  split is exact); it means another client uses the key.
+  server says is left, as the single actor did. A 429 says the whole account is exhausted: the
+  actor that received it empties its bucket and pauses until the retry-after, and tells the
+  entry's other actors, which do the same (`ShardBudget.sibling_rate_limited`; the message takes
+  milliseconds, during which they may still send what their own buckets allow — each of those
+  calls is within the split, and a 429 to it pauses that actor on its own). Within the model a
+  429 does not happen (the split is exact); it means another client uses the key.
 * **The price of a static split is imbalance**: an actor whose share of the traffic is below 1/N
   leaves part of its budget unused while another waits. Hash routing spreads calls evenly (each
   hash lands on an actor uniformly), so at leaderboard scale the shares differ by a few percent;
@@ -46,6 +48,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 from evalcore.config import VendorConfig
@@ -109,6 +112,10 @@ class ShardBudget(RateBudget):
     """
 
     shards: int = 1
+    on_account_429: Callable[[float | None], None] | None = None
+    """Set by the actor: tell the entry's other actors that the account answered 429."""
+    sibling_pauses: int = 0
+    """429s the other actors of the entry received, applied here."""
 
     @classmethod
     def for_shard(cls, cfg: VendorConfig, n: int, **kwargs: Any) -> ShardBudget:
@@ -138,6 +145,18 @@ class ShardBudget(RateBudget):
             limit_requests=scale_header(limit_requests, n),
             limit_tokens=scale_header(limit_tokens, n),
         )
+
+
+    def on_rate_limited(self, retry_after_s: float | None = None) -> None:
+        """Our 429 says the whole account is exhausted: pause, and have the other actors pause too."""
+        super().on_rate_limited(retry_after_s)
+        if self.on_account_429 is not None:
+            self.on_account_429(retry_after_s)
+
+    def sibling_rate_limited(self, retry_after_s: float | None) -> None:
+        """Another actor of the entry got a 429: react as to our own (empty, pause), uncounted as ours."""
+        self.sibling_pauses += 1
+        self._ledger.rate_limited(self._clock(), retry_after_s)
 
 
 def scale_header(value: int | None, n: int) -> int | None:

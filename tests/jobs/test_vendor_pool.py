@@ -6,6 +6,7 @@ The multi-node limit test is `test_vendor_pool_multinode.py`; the split's arithm
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 
 import pytest
@@ -68,3 +69,38 @@ def test_a_sweep_with_a_judge_over_three_actors_grades_everything_and_counts_its
     paid = sum(1 for c in mine if c["reused_from"] is None)
     assert summary.vendor_stats[judge]["paid_calls"] == paid > 0
     assert summary.paid_calls == sum(1 for c in calls if c["reused_from"] is None)
+
+
+@pytest.mark.ray
+def test_a_429_to_one_actor_pauses_every_actor_of_the_entry(ray_local, tmp_path) -> None:
+    """A 429 says the account is exhausted: the entry's other actors empty and pause as the one that got it."""
+    import ray
+
+    from evalcore.config import RateLimits, VendorConfig
+    from evalcore.emulators import RateLimited
+    from evalcore.emulators._set import start_in_thread
+    from evalcore.emulators.responders import StaticResponder
+    from evalcore.emulators.serve import KEY_ENV
+    from evalcore.schema import RubricAnswer
+    from evalcore.vendors.base import JudgeRequest
+    from evalcore.vendors.sharding import shard_of
+    from jobs.vendor_pool import PooledVendor, start_pool, stats_refs
+
+    with start_in_thread(responder=StaticResponder({"verdict": "pass", "reasoning": "ok"})) as emus:
+        emus.push("openai", RateLimited(retry_after=0.2))
+        cfg = VendorConfig(adapter="openai", name="openai", family="openai", model="m",
+                           endpoint=emus.endpoints["openai"], api_key_env=KEY_ENV["openai"], actors=2,
+                           limits=RateLimits(requests_per_minute=60_000, tokens_per_minute=10**9))
+        pool = start_pool(cfg, "pool429", [str(tmp_path)])
+        try:
+            req = JudgeRequest(purpose="rubric", request_hash="one", system_prompt="s", shared_prefix="p",
+                               varying_suffix="v", schema_name="RubricAnswer")
+            [reply] = asyncio.run(PooledVendor(pool, cfg).complete_many([req], RubricAnswer))
+            assert not isinstance(reply, Exception) and reply.rate_limited == 1
+            stats = ray.get(stats_refs({"openai": pool}))
+        finally:
+            for h in pool.handles:
+                ray.kill(h)
+    hit = shard_of("one", 2)
+    assert stats[hit]["rate_limited"] == 1 and stats[hit]["sibling_429s"] == 0
+    assert stats[1 - hit]["sibling_429s"] == 1 and stats[1 - hit]["rate_limited"] == 0
