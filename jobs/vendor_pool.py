@@ -3,7 +3,7 @@
 Why: one actor per vendor entry does all of its vendor's client work in one process, which caps
 the entry at what one process carries (`benchmarks/actor_ceiling.py`). An entry whose configured
 rate needs more (`evalcore.vendors.sharding.actor_count`) gets N actors, spread over the cluster's
-nodes (`SPREAD`), each with 1/N of the entry's limits; every request goes to the actor its
+nodes (round-robin, `spread_nodes`), each with 1/N of the entry's limits; every request goes to the actor its
 request hash names, so identical requests meet at one actor and are never paid twice. The proof
 that the cluster never sends more than the entry's limit is in `evalcore.vendors.sharding`.
 
@@ -18,6 +18,9 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import ray
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from evalcore.config import TribunalConfig, VendorConfig
 from evalcore.errors import VendorError
@@ -69,19 +72,35 @@ def start_pool(
     detach: bool = False,
     n: int | None = None,
 ) -> VendorPool:
-    """The actors of one entry: `n`, or `actor_count(cfg)`; more than one are placed SPREAD."""
+    """The actors of one entry: `n`, or `actor_count(cfg)`; more than one are spread over the nodes."""
     n = actor_count(cfg) if n is None else n
     names = [actor_name(run_id, cfg.name, i, n) for i in range(n)]
+    nodes = spread_nodes() if n > 1 else []
     handles = []
-    for name in names:
+    for i, name in enumerate(names):
         options: dict[str, Any] = {"name": name, "get_if_exists": True, "lifetime": None}
-        if n > 1:
-            options["scheduling_strategy"] = "SPREAD"
+        if nodes:  # round-robin over the nodes (hard affinity: soft affinity was seen to ignore the node)
+            options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False)
         siblings = [other for other in names if other != name]  # told of a 429: the account is exhausted
         handles.append(VendorActor.options(**options).remote(  # type: ignore[attr-defined]
             cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach, n, siblings,
         ))
     return VendorPool(cfg.name, tuple(handles))
+
+
+def spread_nodes() -> list[str]:
+    """The nodes an entry's actors are spread over, round-robin: the alive nodes with CPUs (an
+    actor's client work needs one; a head started with 0 CPUs is left out), else every alive node.
+
+    Explicit placement rather than Ray's `SPREAD` strategy: for actors that ask for no resources
+    (`num_cpus=0`) `SPREAD` is best effort and was seen to put three actors on one node (Ray 2.60,
+    local 3-node cluster), and so was a soft node affinity. The affinity is hard, so an actor
+    whose node dies cannot be restarted elsewhere in this sweep: its calls fail, their shards stay
+    pending, and the next run (same command) places the actors on the nodes alive then.
+    """
+    alive = [node for node in ray.nodes() if node.get("Alive")]
+    with_cpu = [node for node in alive if node.get("Resources", {}).get("CPU", 0) > 0]
+    return sorted(str(node["NodeID"]) for node in (with_cpu or alive))
 
 
 class PooledVendor:
