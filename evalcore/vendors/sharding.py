@@ -22,6 +22,12 @@ actors, see README "Past one actor per vendor"):
   For the strict sliding window the same sum holds window by window (each actor holds at most
   cap/N occupied slots in any window; N of them hold at most cap). Tokens alike. Nothing needs to
   be exchanged between actors, so the guarantee does not depend on messages arriving in time.
+  Two conditions, both of each actor's buckets: the request bucket must hold at least one call
+  (`most_actors` caps N so), and the token bucket must hold the largest request — a request
+  larger than a whole bucket is let through alone once that bucket is full (the vendors' own
+  rule), which with N buckets could add up past the entry's. With OpenAI's one-second slices
+  that needs tokens per minute / 60 / N above the largest prompt; it is not checked (the
+  largest prompt is known only when it is built): choose `actors` accordingly.
 * **Requests are routed to actors by their request hash** (`shard_of`), so identical requests
   always meet at one actor: its in-flight coalescing and its store of paid calls keep "never pays
   twice" exactly as with one actor. Each actor loads the whole stored-call table of its entry (a
