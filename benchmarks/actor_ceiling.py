@@ -97,8 +97,8 @@ async def drive(handles: list[Any], seconds: float, warmup_s: float, callers: in
         while time.monotonic() < t_end:
             raw = await handles[k].complete_many.remote(requests_for(k), RubricAnswer)
             if time.monotonic() >= t_measure:
-                done["failed"] += sum(1 for r in raw if not isinstance(r, dict))
-                done["calls"] += sum(1 for r in raw if isinstance(r, dict))
+                done["failed"] += sum(1 for r in raw if isinstance(r, Exception))
+                done["calls"] += sum(1 for r in raw if not isinstance(r, Exception))
 
     await asyncio.gather(*(caller(k) for k in range(n) for _ in range(callers)))
     return {"calls": done["calls"], "failed": done["failed"], "span_s": time.monotonic() - t_measure}
