@@ -125,16 +125,22 @@ class _BucketLedger:
         self.tok_level -= estimate
 
     def advance(self, now: float) -> None:
-        """Refill up to `now`, charging on the way the calls that have surely reached the vendor."""
+        """Refill up to `now`, then charge the calls whose arrival bound has passed.
+
+        They are charged *now*, not at their bound: the bound holds only while the process is
+        running, and a call granted just before its event loop stalled (busy sending a burst, a
+        loaded machine) is sent after the stall — while the vendor's bucket, full, lost the
+        refill of the stall. Charging when the budget next runs (after that refill was capped)
+        is never earlier than the bound, so never less safe, and in a running process `now` is
+        within a wake-up of the bound.
+        """
+        self._refill(now)
         if self.arrival_s != INF:
             while self.pending:
                 rid, granted = next(iter(self.pending.items()))
-                due = granted + self.arrival_s
-                if due > now:
+                if granted + self.arrival_s > now:
                     break
-                self._refill(due)
                 self._charge(rid)
-        self._refill(now)
 
     def wait_s(self, now: float, tokens: int) -> float:
         """Seconds until a request of `tokens` may go (0 = now; INF = after some call settles)."""

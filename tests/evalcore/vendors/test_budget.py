@@ -323,6 +323,36 @@ def test_the_server_admits_the_whole_limit_with_no_429_despite_late_headers_and_
     assert share >= 0.99
 
 
+@pytest.mark.parametrize("burst_s", [1.0, 60.0])
+def test_calls_sent_late_because_the_process_stalled_are_not_counted_as_arrived_during_the_stall(
+    burst_s: float,
+) -> None:
+    """The budget lets a full bucket's worth go, then its process stalls for 2 s (the event loop
+    busy, sending that burst): the calls reach the server only after the stall, where the
+    server's bucket sat full and lost its refill. The budget must not have counted them as
+    arrived at their 0.5 s bound during the stall and kept that refill: the server refuses
+    nothing it lets through afterwards."""
+    rpm = 600
+    now = [0.0]
+    server = RateLimiter(ServerLimits(requests_per_minute=rpm, burst_s=burst_s), clock=lambda: now[0])
+    ledger = _BucketLedger(rpm, 10**12, 60.0, burst_s, now=0.0, arrival_s=0.5)
+    burst = 0
+    while ledger.wait_s(0.0, 1) == 0:
+        ledger.grant(1)
+        burst += 1
+    t, refused = 2.0, 0  # the budget next runs when the stall ends; the burst goes out then
+    now[0] = t
+    refused += sum(not server.admit(1).admitted for _ in range(burst))
+    for _ in range(200):  # then everything the budget lets through, sent at once
+        wait = ledger.wait_s(t, 1)
+        t += wait
+        if wait == 0:
+            ledger.grant(1)
+        now[0] = t
+        refused += not server.admit(1).admitted if wait == 0 else 0
+    assert refused == 0
+
+
 def test_a_fresh_token_bucket_budget_uses_the_initial_allowance_of_its_vendor() -> None:
     for burst_s, expected in ((60.0, 600), (1.0, 10)):  # Anthropic: the whole minute; OpenAI: one second
         ledger = _BucketLedger(600, 10**9, 60.0, burst_s, now=0.0)
