@@ -94,9 +94,9 @@ async def grade_submission(
     audit or not, status, scores) is a rule of `evalcore.scoring` or `panel.too_long_reason`.
     """
     if vendors is None:
-        from evalcore.vendors.registry import create_vendor
+        from evalcore.vendors.sharding import create_account_vendors
 
-        own = {v.name: create_vendor(v) for v in config.vendors()}
+        own = create_account_vendors(config.vendors())  # entries on one account: one budget
         try:
             return await grade_submission(task, submission, config, own, run_id=run_id, audit_mode=audit_mode)
         finally:

@@ -1,19 +1,22 @@
-"""Ray actors: one async `VendorActor` per judge vendor, and the proxy the graders talk to.
+"""Ray actors: one async `VendorActor` per vendor account, and the proxy the graders talk to.
 
-Why one actor per vendor: the actor holds that vendor's SDK client (created inside the actor's
-own event loop), its retry policy and its rate budget — and because it is the only caller of the
-vendor entry in the cluster, its budget *is* that entry's cluster-wide budget. Two entries on one
-account (the default OpenAI judge and the auditor) split the account's limits between them in the
-configuration, so together they stay under it. It also holds the store of paid
-calls (this run's and `--reuse` runs'), so a call already paid for is never sent again, whatever
-worker asks. In batch mode it also holds the vendor's batch queue and journal (`BatchingVendor`):
-requests from every shard in flight meet there, so one batch spans many submissions. Calls into it are coarse (every request a shard's
-submissions make of this vendor in one turn of the worker's event loop, `RemoteVendor`); it fans
-them out in its event loop.
+Why one actor per account: the actor holds the SDK clients of the entries on that account
+(created inside the actor's own event loop), their retry policy and **one rate budget for the
+whole account** — and because it is the only caller of the account in the cluster, that budget
+*is* the account's cluster-wide budget. Two entries on one account (the default OpenAI judge and
+the auditor: same adapter, endpoint and key variable) are served by the same actor on that one
+budget, so each entry's share follows its demand (an idle auditor leaves the judge the whole
+limit) and their sum is the account's limit by construction. Everything else stays per entry:
+the store of paid calls (this run's and `--reuse` runs'), so a call already paid for is never
+sent again, whatever worker asks; the statistics; and in batch mode the batch queue and journal
+(`BatchingVendor`): requests from every shard in flight meet there, so one batch spans many
+submissions. Calls into it are coarse (every request a shard's submissions make of one entry in
+one turn of the worker's event loop, `RemoteVendor`), name their entry, and are fanned out in the
+actor's event loop.
 
-An entry whose rate one actor cannot carry runs N of these (`jobs/vendor_pool.py`): each is built
-with `shards=N` and holds 1/N of the entry's limits (`evalcore.vendors.sharding`), so the N
-together are that entry's cluster-wide budget.
+An account whose rate one actor cannot carry runs N of these (`jobs/vendor_pool.py`): each is
+built with `shards=N` and holds 1/N of the account's limits (`evalcore.vendors.sharding`), so
+the N together are that account's cluster-wide budget.
 """
 
 from __future__ import annotations
@@ -27,22 +30,47 @@ import ray
 from evalcore.batching import BatchingVendor
 from evalcore.config import BatchConfig, VendorConfig
 from evalcore.cost_cap import CapState, CostLedger
-from evalcore.errors import VendorError
+from evalcore.errors import ConfigError, VendorError
 from evalcore.journal import BatchJournal
 from evalcore.reuse import ReusingVendor
 from evalcore.store import stored_calls
 from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Vendor
+from evalcore.vendors.budget import RateBudget
 from evalcore.vendors.registry import create_batch_api, has_batch_api
-from evalcore.vendors.sharding import ShardBudget, create_shard_vendor
+from evalcore.vendors.sharding import ShardBudget, create_account_vendors
+
+
+def _zero_stats() -> dict[str, float]:
+    return {
+        "requests": 0,
+        "paid_calls": 0,
+        "reused_calls": 0,
+        "failed_calls": 0,
+        "rate_limited": 0,
+        "attempts": 0,
+        "cost_usd": 0.0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+    }
+
+
+class _Entry:
+    """What stays per entry inside an account's actor: its vendor (store, batch queue) and counters."""
+
+    def __init__(self, cfg: VendorConfig) -> None:
+        self.cfg = cfg
+        self.vendor: ReusingVendor | None = None
+        self.batching: BatchingVendor | None = None
+        self.stats: dict[str, float] = _zero_stats()
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3, max_concurrency=2000)  # type: ignore[call-overload]
 class VendorActor:
-    """Holds one vendor's client, budget, retry policy and paid-call store for a whole run."""
+    """Holds one account's clients, its one budget, the retry policy and each entry's paid-call store."""
 
     def __init__(
         self,
-        cfg: dict[str, Any],
+        cfg: dict[str, Any] | list[dict[str, Any]],
         run_id: str,
         stored_run_uris: list[str],
         ledger: Any = None,
@@ -51,9 +79,11 @@ class VendorActor:
         shards: int = 1,
         siblings: list[str] | None = None,
     ) -> None:
-        self.cfg = VendorConfig.model_validate(cfg)
-        self.shards = shards  # one of N actors of this entry: 1/N of its limits (jobs/vendor_pool.py)
-        self.siblings = siblings or []  # names of the entry's other actors: told of a 429
+        cfgs = [VendorConfig.model_validate(c) for c in (cfg if isinstance(cfg, list) else [cfg])]
+        self.entries = {c.name: _Entry(c) for c in cfgs}  # the entries of one account
+        self.cfg = cfgs[0]
+        self.shards = shards  # one of N actors of this account: 1/N of its limits (jobs/vendor_pool.py)
+        self.siblings = siblings or []  # names of the account's other actors: told of a 429
         self._sibling_handles: dict[str, Any] = {}
         self._telling: set[asyncio.Future[Any]] = set()
         self.ledger = ledger  # a CostCapActor handle when the sweep has --max-cost
@@ -61,53 +91,62 @@ class VendorActor:
         self.stored_run_uris = stored_run_uris  # this run's folder first
         self.batch = BatchConfig.model_validate(batch) if batch else None
         self.detach = detach
-        self.batching: BatchingVendor | None = None
-        self.vendor: ReusingVendor | None = None
+        self.budget: RateBudget | None = None  # the account's one budget, once the clients exist
         self.started = time.time()
-        self.stats_: dict[str, float] = {
-            "requests": 0,
-            "paid_calls": 0,
-            "reused_calls": 0,
-            "failed_calls": 0,
-            "rate_limited": 0,
-            "attempts": 0,
-            "cost_usd": 0.0,
-            "input_tokens": 0,
-            "output_tokens": 0,
-        }
 
-    async def _vendor(self) -> ReusingVendor:
-        # Created lazily inside the actor's event loop: SDK clients are tied to one loop.
-        if self.vendor is None:
-            stored = stored_calls(self.stored_run_uris, self.cfg.name)
-            inner: Vendor = create_shard_vendor(self.cfg, self.shards)
-            if isinstance(getattr(inner, "budget", None), ShardBudget) and self.siblings:
-                inner.budget.on_account_429 = self._tell_siblings  # type: ignore[attr-defined]
-            if self.ledger is not None and hasattr(inner, "spend_guard"):  # stored answers never reach it
-                inner.spend_guard = RemoteLedger(self.ledger)
-            if self.batch is not None and self.batch.enabled and has_batch_api(self.cfg):
-                # the journal is (re)read here: a restarted actor or a re-run polls the same batches
-                journal = BatchJournal.load(self.stored_run_uris[0], self.cfg.name)
-                self.batching = BatchingVendor(
-                    create_batch_api(self.cfg), journal, self.batch, online=inner, detach=self.detach,
-                    label=self.run_id,
-                )
-                if self.ledger is not None:  # each batch reserves its worst case before it is submitted
-                    self.batching.spend_guard = RemoteLedger(self.ledger)
-                inner = self.batching
-            self.vendor = ReusingVendor(inner, stored, self.run_id)
-        return self.vendor
+    def _entry(self, name: str | None) -> _Entry:
+        """The entry a call names (None: the only or first one, for single-entry callers)."""
+        if name is None:
+            return next(iter(self.entries.values()))
+        try:
+            return self.entries[name]
+        except KeyError:
+            raise ConfigError(
+                f"vendor actor: no entry {name!r} here (serves {', '.join(self.entries)})"
+            ) from None
+
+    async def _vendor(self, name: str | None = None) -> ReusingVendor:
+        # Created lazily inside the actor's event loop: SDK clients are tied to one loop. All the
+        # account's clients are built at once, on one budget (`create_account_vendors`).
+        entry = self._entry(name)
+        if entry.vendor is None:
+            inners = create_account_vendors([e.cfg for e in self.entries.values()], self.shards)
+            for e in self.entries.values():
+                self._build(e, inners[e.cfg.name])
+        assert entry.vendor is not None
+        return entry.vendor
+
+    def _build(self, entry: _Entry, inner: Vendor) -> None:
+        budget = getattr(inner, "budget", None)
+        if isinstance(budget, RateBudget):
+            self.budget = budget
+            if isinstance(budget, ShardBudget) and self.siblings:
+                budget.on_account_429 = self._tell_siblings
+        if self.ledger is not None and hasattr(inner, "spend_guard"):  # stored answers never reach it
+            inner.spend_guard = RemoteLedger(self.ledger)
+        if self.batch is not None and self.batch.enabled and has_batch_api(entry.cfg):
+            # the journal is (re)read here: a restarted actor or a re-run polls the same batches
+            journal = BatchJournal.load(self.stored_run_uris[0], entry.cfg.name)
+            entry.batching = BatchingVendor(
+                create_batch_api(entry.cfg), journal, self.batch, online=inner, detach=self.detach,
+                label=self.run_id,
+            )
+            if self.ledger is not None:  # each batch reserves its worst case before it is submitted
+                entry.batching.spend_guard = RemoteLedger(self.ledger)
+            inner = entry.batching
+        entry.vendor = ReusingVendor(inner, stored_calls(self.stored_run_uris, entry.cfg.name), self.run_id)
 
     async def complete_many(
-        self, requests: list[JudgeRequest], schema: type[T]
+        self, requests: list[JudgeRequest], schema: type[T], entry: str | None = None
     ) -> list[JudgeReply[T] | VendorError]:
-        """The requests of one coalesced call (`RemoteVendor`); replies in order, failures in place."""
-        vendor = await self._vendor()
+        """The requests of one coalesced call of entry `entry` (`RemoteVendor`); replies in order,
+        failures in place."""
+        vendor = await self._vendor(entry)
         results = await vendor.complete_many(requests, schema)
-        if self._telling:  # a 429 of ours has reached the entry's other actors before we answer
+        if self._telling:  # a 429 of ours has reached the account's other actors before we answer
             await asyncio.gather(*list(self._telling), return_exceptions=True)
         out: list[JudgeReply[T] | VendorError] = []
-        s = self.stats_
+        s = self._entry(entry).stats
         s["requests"] += len(requests)
         for r in results:
             if isinstance(r, VendorError):
@@ -129,7 +168,7 @@ class VendorActor:
         return out
 
     def _tell_siblings(self, retry_after_s: float | None) -> None:
-        """The account answered 429: the entry's other actors pause too (a sibling not found is skipped)."""
+        """The account answered 429: its other actors pause too (a sibling not found is skipped)."""
         for name in self.siblings:
             try:
                 handle = self._sibling_handles.get(name) or ray.get_actor(name)
@@ -141,26 +180,28 @@ class VendorActor:
             fut.add_done_callback(self._telling.discard)
 
     async def sibling_rate_limited(self, retry_after_s: float | None) -> None:
-        """Another actor of this entry got a 429: the account is exhausted, pause as it did."""
-        vendor = await self._vendor()
-        budget = getattr(vendor.inner, "budget", None)
-        if isinstance(budget, ShardBudget):
-            budget.sibling_rate_limited(retry_after_s)
+        """Another actor of this account got a 429: the account is exhausted, pause as it did."""
+        await self._vendor()
+        if isinstance(self.budget, ShardBudget):
+            self.budget.sibling_rate_limited(retry_after_s)
 
-    async def stats(self) -> dict[str, float]:
-        """Counters since this actor (re)started, for live progress."""
-        batch = self.batching.snapshot() if self.batching is not None else {}
+    async def stats(self, entry: str | None = None) -> dict[str, float]:
+        """Counters of entry `entry` (None: the first) since this actor (re)started, for live progress.
+
+        `sibling_429s` is the account's (its one budget's), reported with each of its entries."""
+        e = self._entry(entry)
+        batch = e.batching.snapshot() if e.batching is not None else {}
         shard = {}
-        if self.shards > 1 and self.vendor is not None:
-            budget = getattr(self.vendor.inner, "budget", None)
-            shard = {"sibling_429s": float(getattr(budget, "sibling_pauses", 0))}
-        return {**self.stats_, **{f"batch_{k}": float(v) for k, v in batch.items()}, **shard,
+        if self.shards > 1 and self.budget is not None:
+            shard = {"sibling_429s": float(getattr(self.budget, "sibling_pauses", 0))}
+        return {**e.stats, **{f"batch_{k}": float(v) for k, v in batch.items()}, **shard,
                 "uptime_s": time.time() - self.started}
 
     async def close(self) -> None:
-        """Close the SDK client."""
-        if self.vendor is not None:
-            await self.vendor.aclose()
+        """Close the SDK clients."""
+        for e in self.entries.values():
+            if e.vendor is not None:
+                await e.vendor.aclose()
 
 
 @ray.remote(num_cpus=0, max_concurrency=1)  # type: ignore[call-overload]
@@ -216,7 +257,7 @@ class RemoteVendor:
     """
 
     def __init__(self, handle: Any, cfg: VendorConfig) -> None:
-        self.handle = handle
+        self.handle = handle  # the actor of cfg's account; every call names the entry
         self.name = cfg.name
         self.family = cfg.family
         self.model = cfg.model
@@ -254,7 +295,7 @@ class RemoteVendor:
         batch = [r for requests, _ in group for r in requests]
         self.ray_calls += 1
         try:
-            raw = await self.handle.complete_many.remote(batch, schema)
+            raw = await self.handle.complete_many.remote(batch, schema, self.name)
         except BaseException as exc:  # the actor call failed as a whole: every caller sees it, as before
             for _, fut in group:
                 if not fut.done():

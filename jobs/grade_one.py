@@ -21,7 +21,7 @@ from evalcore.schema import Deliverable, Submission, Task
 from evalcore.scoring import AuditMode
 from evalcore.submissions import complete_deliverables, deliverable_name, read_deliverable
 from evalcore.vendors.preflight import require_keys
-from evalcore.vendors.registry import create_vendor
+from evalcore.vendors.sharding import create_account_vendors
 from jobs.modes import vendor_mode
 
 
@@ -64,7 +64,7 @@ def grade_one(
 
         assert isinstance(run_cfg, TribunalConfig)
         require_keys(run_cfg.vendors())  # a missing key is a configuration error, not 3 x N abstentions
-        vendors = {v.name: create_vendor(v) for v in run_cfg.vendors()}
+        vendors = create_account_vendors(run_cfg.vendors())  # entries on one account: one budget
         try:
             return await grade_submission(task, submission, run_cfg, vendors, audit_mode=audit)
         finally:

@@ -1,15 +1,23 @@
-"""A vendor entry carried by N `VendorActor`s: creating them, routing to them, adding them up.
+"""A vendor account carried by N `VendorActor`s: creating them, routing to them, adding them up.
 
-Why: one actor per vendor entry does all of its vendor's client work in one process, which caps
-the entry at what one process carries (`benchmarks/actor_ceiling.py`). An entry whose configured
-rate needs more (`evalcore.vendors.sharding.actor_count`) gets N actors, spread over the cluster's
-nodes (round-robin, `spread_nodes`), each with 1/N of the entry's limits; every request goes to the actor its
-request hash names, so identical requests meet at one actor and are never paid twice. The proof
-that the cluster never sends more than the entry's limit is in `evalcore.vendors.sharding`.
+Why per account: entries that draw on one account (same adapter, endpoint and key variable: the
+OpenAI judge and the auditor by default) are served by the same actor(s), on one budget for the
+whole account, so the share of each follows its demand and the sum never exceeds the account
+(`jobs/actors.py`). Each entry still has its own `VendorPool` (the same handles for entries of
+one account), its own store, batch queue and statistics; every call names its entry.
 
-With N = 1 the pool is the single actor of before, with the same name, and its `Vendor` is a
-plain `RemoteVendor`. Batch mode keeps one actor per entry: a batch queue must see every request
-of its vendor to fill batches, and batch requests do not count toward the online rate limits.
+Why N: one actor does all of its account's client work in one process, which caps the account at
+what one process carries (`benchmarks/actor_ceiling.py`). An account whose configured rate needs
+more (`evalcore.vendors.sharding.actor_count` of `account_config`) gets N actors, spread over the
+cluster's nodes (round-robin, `spread_nodes`), each with 1/N of the account's limits; every
+request goes to the actor its request hash names, so identical requests meet at one actor and are
+never paid twice. The proof that the cluster never sends more than the account's limit is in
+`evalcore.vendors.sharding`.
+
+With N = 1 and one entry on its account the pool is the single actor of before, with the same
+name, and its `Vendor` is a plain `RemoteVendor`. Batch mode keeps one actor per account: a batch
+queue must see every request of its entry to fill batches, and batch requests do not count
+toward the online rate limits.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from evalcore.config import TribunalConfig, VendorConfig
 from evalcore.errors import VendorError
 from evalcore.vendors.base import JudgeReply, JudgeRequest, T
-from evalcore.vendors.sharding import actor_count, shard_of
+from evalcore.vendors.sharding import account_config, actor_count, group_by_account, shard_of
 from jobs.actors import RemoteVendor, VendorActor
 
 #: Counters that are not sums over the actors of an entry (the rest of `VendorActor.stats` are).
@@ -34,7 +42,7 @@ _NOT_SUMMED = {"uptime_s": max}
 
 @dataclass(frozen=True)
 class VendorPool:
-    """The actors of one vendor entry (picklable: handed to every grading task)."""
+    """The actors serving one vendor entry: its account's (picklable: handed to every grading task)."""
 
     name: str
     handles: tuple[Any, ...]
@@ -45,7 +53,9 @@ class VendorPool:
 
 
 def actor_name(run_id: str, vendor: str, index: int, n: int) -> str:
-    """Named per run so a driver restart finds them; the single actor keeps its name of before."""
+    """Named per run so a driver restart finds them; the single actor keeps its name of before.
+
+    `vendor` is the entry's name, or the names of an account's entries joined by `+`."""
     base = f"tribunal:{run_id}:{vendor}"
     return base if n == 1 else f"{base}:{index}of{n}"
 
@@ -53,14 +63,16 @@ def actor_name(run_id: str, vendor: str, index: int, n: int) -> str:
 def start_pools(
     config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None, detach: bool = False
 ) -> dict[str, VendorPool]:
-    """N actors per configured vendor entry (N = 1 for most; `actor_count`), spread over nodes.
+    """N actors per vendor account (N = 1 for most; `actor_count`), spread over nodes; each entry's
+    pool holds its account's actors.
 
-    In batch mode each entry has one actor (module doc)."""
+    In batch mode each account has one actor (module doc)."""
     batch = config.batch.model_dump(mode="json") if config.batch.enabled else None
-    return {
-        cfg.name: start_pool(cfg, run_id, stored_runs, ledger, batch, detach, 1 if batch is not None else None)
-        for cfg in config.vendors()
-    }
+    pools: dict[str, VendorPool] = {}
+    for members in group_by_account(config.vendors()):
+        handles = start_account(members, run_id, stored_runs, ledger, batch, detach, 1 if batch is not None else None)
+        pools.update({m.name: VendorPool(m.name, handles) for m in members})
+    return {cfg.name: pools[cfg.name] for cfg in config.vendors()}
 
 
 def start_pool(
@@ -72,10 +84,26 @@ def start_pool(
     detach: bool = False,
     n: int | None = None,
 ) -> VendorPool:
-    """The actors of one entry: `n`, or `actor_count(cfg)`; more than one are spread over the nodes."""
-    n = actor_count(cfg) if n is None else n
-    names = [actor_name(run_id, cfg.name, i, n) for i in range(n)]
+    """The actors of one entry alone on its account: `n`, or `actor_count(cfg)`."""
+    return VendorPool(cfg.name, start_account([cfg], run_id, stored_runs, ledger, batch, detach, n))
+
+
+def start_account(
+    members: list[VendorConfig],
+    run_id: str,
+    stored_runs: list[str],
+    ledger: Any = None,
+    batch: dict[str, Any] | None = None,
+    detach: bool = False,
+    n: int | None = None,
+) -> tuple[Any, ...]:
+    """The actors of one account serving its entries `members`: `n`, or `actor_count` of the
+    account's whole rate; more than one are spread over the nodes."""
+    n = actor_count(account_config(members)) if n is None else n
+    label = "+".join(m.name for m in members)
+    names = [actor_name(run_id, label, i, n) for i in range(n)]
     nodes = spread_nodes() if n > 1 else []
+    cfgs = [m.model_dump(mode="json") for m in members]
     handles = []
     for i, name in enumerate(names):
         options: dict[str, Any] = {"name": name, "get_if_exists": True, "lifetime": None}
@@ -83,9 +111,9 @@ def start_pool(
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False)
         siblings = [other for other in names if other != name]  # told of a 429: the account is exhausted
         handles.append(VendorActor.options(**options).remote(  # type: ignore[attr-defined]
-            cfg.model_dump(mode="json"), run_id, stored_runs, ledger, batch, detach, n, siblings,
+            cfgs, run_id, stored_runs, ledger, batch, detach, n, siblings,
         ))
-    return VendorPool(cfg.name, tuple(handles))
+    return tuple(handles)
 
 
 def spread_nodes() -> list[str]:
@@ -104,7 +132,7 @@ def spread_nodes() -> list[str]:
 
 
 class PooledVendor:
-    """The `Vendor` protocol over the N actors of one entry: each request to its hash's actor."""
+    """The `Vendor` protocol over the N actors of one entry's account: each request to its hash's actor."""
 
     def __init__(self, pool: VendorPool, cfg: VendorConfig) -> None:
         self.name = cfg.name
@@ -143,8 +171,9 @@ def pool_vendor(pool: VendorPool, cfg: VendorConfig) -> RemoteVendor | PooledVen
 
 
 def stats_refs(pools: dict[str, VendorPool]) -> list[Any]:
-    """One `stats` call per actor of every pool, in pool order (resolve with `ray.get`)."""
-    return [h.stats.remote() for p in pools.values() for h in p.handles]
+    """One `stats` call per (entry, actor) of every pool, in pool order (resolve with `ray.get`):
+    an account's actor reports each of its entries apart."""
+    return [h.stats.remote(p.name) for p in pools.values() for h in p.handles]
 
 
 def add_up(pools: dict[str, VendorPool], stats: list[dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -166,6 +195,10 @@ def add_up(pools: dict[str, VendorPool], stats: list[dict[str, float]]) -> dict[
 
 
 def handles(pools: dict[str, VendorPool]) -> Iterable[Any]:
-    """Every actor of every pool (to close and kill them)."""
+    """Every actor of every pool, once (to close and kill them; an account's entries share theirs)."""
+    seen: set[Any] = set()
     for p in pools.values():
-        yield from p.handles
+        for h in p.handles:
+            if h not in seen:
+                seen.add(h)
+                yield h

@@ -182,3 +182,69 @@ def create_shard_vendor(cfg: VendorConfig, n: int, **kwargs: Any) -> Vendor:
     if n > 1 and getattr(vendor, "budget", None) is not None:
         vendor.budget = ShardBudget.for_shard(cfg, n)  # type: ignore[attr-defined]
     return vendor
+
+
+def account_key(cfg: VendorConfig) -> tuple[str, str, str]:
+    """The account an entry draws on; an offline entry is its own (it has no account or budget)."""
+    return ("offline", cfg.name, "") if cfg.adapter == "offline" else cfg.account()
+
+
+def group_by_account(cfgs: list[VendorConfig]) -> list[list[VendorConfig]]:
+    """The entries, grouped by the account they draw on, in the order they are first named."""
+    groups: dict[tuple[str, str, str], list[VendorConfig]] = {}
+    for cfg in cfgs:
+        groups.setdefault(account_key(cfg), []).append(cfg)
+    return list(groups.values())
+
+
+def account_config(members: list[VendorConfig]) -> VendorConfig:
+    """The account of `members` (entries on one account) as one entry: its whole limits.
+
+    Why: entries sharing an account are served by one budget (`account_budget`), so the share of
+    each follows its demand and their sum is the account's by construction. The limits are the
+    lowest any member states (as `TribunalConfig` already makes them), the fraction is the whole
+    account, the actor count the most any member asks for, the per-actor rate the lowest.
+    """
+    first = members[0]
+    stated = [m.actors for m in members if m.actors is not None]
+    limits = first.limits.model_copy(update={
+        "requests_per_minute": min(m.limits.requests_per_minute for m in members),
+        "tokens_per_minute": min(m.limits.tokens_per_minute for m in members),
+    })
+    return first.model_copy(update={
+        "limits": limits,
+        "account_fraction": 1.0,
+        "actors": max(stated) if stated else None,
+        "actor_calls_per_s": min(m.actor_calls_per_s for m in members),
+    })
+
+
+def account_budget(account: VendorConfig, n: int = 1, **kwargs: Any) -> RateBudget:
+    """The one budget of an account's entries in one process: all of it, or 1/N of it in one of N actors."""
+    if n > 1:
+        return ShardBudget.for_shard(account, n, **kwargs)
+    return RateBudget.for_vendor(account, **kwargs)
+
+
+def create_account_vendors(
+    cfgs: list[VendorConfig], n: int = 1, budget_kwargs: dict[str, Any] | None = None, **kwargs: Any
+) -> dict[str, Vendor]:
+    """Every entry's adapter, the entries of one account on one shared budget (`account_budget`).
+
+    The judge and the auditor on one OpenAI key then share the account as their demand goes: an
+    idle auditor leaves the judge the whole limit, and both busy never exceed it (one budget:
+    exact by construction, nothing to add up). Adapters without a budget (offline, zero-work)
+    keep none. `budget_kwargs` go to the budget (a test's clock or shortened minute), the rest to
+    the adapters.
+    """
+    out: dict[str, Vendor] = {}
+    for members in group_by_account(cfgs):
+        budget: RateBudget | None = None
+        for cfg in members:
+            vendor = create_vendor(cfg, **kwargs)
+            if getattr(vendor, "budget", None) is not None:
+                if budget is None:
+                    budget = account_budget(account_config(members), n, **(budget_kwargs or {}))
+                vendor.budget = budget  # type: ignore[attr-defined]
+            out[cfg.name] = vendor
+    return out
