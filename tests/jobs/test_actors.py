@@ -71,6 +71,38 @@ def test_requests_of_one_loop_turn_travel_as_one_actor_call_per_schema_and_each_
         ray.kill(actor)
 
 
+def test_one_actor_serves_every_entry_of_its_account_with_each_entrys_store_and_statistics(
+    ray_local: None, tmp_path: Path
+) -> None:
+    judge = _zero_judge()
+    auditor = load_config().auditor.model_copy(update={"adapter": "zero"})
+    assert judge.account() == auditor.account()
+    run = _stored_run(tmp_path, judge, ["h1", "h2"])
+    write_shard(run, "part-1", {"calls": [CallRow(
+        run_id="stored", grading_id="g", submission_id="s", system="s", task_id="t", request_hash="a1",
+        vendor=auditor.name, family=auditor.family, model=auditor.model, purpose="rubric", outcome="ok",
+        response_json=RubricAnswer(verdict="pass", reasoning="audited").model_dump_json())]})
+    actor = VendorActor.remote([c.model_dump(mode="json") for c in (judge, auditor)], "r", [run])  # type: ignore[attr-defined]
+    to_judge, to_auditor = RemoteVendor(actor, judge), RemoteVendor(actor, auditor)
+
+    async def both() -> list[list[object]]:
+        return list(await asyncio.gather(
+            to_judge.complete_many([_request(h) for h in ("h1", "h2", "x")], RubricAnswer),
+            to_auditor.complete_many([_request(h) for h in ("a1", "h1")], RubricAnswer),
+        ))
+
+    try:
+        j, a = asyncio.run(both())
+        assert [r.reused_from for r in j] == ["stored", "stored", None]  # type: ignore[attr-defined]
+        # each entry's own store: the judge's stored h1 is not the auditor's answer
+        assert [r.reused_from for r in a] == ["stored", None]  # type: ignore[attr-defined]
+        js, as_ = ray.get([actor.stats.remote(judge.name), actor.stats.remote(auditor.name)])
+        assert (js["requests"], js["reused_calls"], js["paid_calls"]) == (3, 2, 1)
+        assert (as_["requests"], as_["reused_calls"], as_["paid_calls"]) == (2, 1, 1)
+    finally:
+        ray.kill(actor)
+
+
 def test_a_failed_actor_call_reaches_every_caller_of_the_coalesced_call(ray_local: None) -> None:
     cfg = _zero_judge()
     actor = VendorActor.options(max_restarts=0).remote(cfg.model_dump(mode="json"), "r", [])  # type: ignore[attr-defined]

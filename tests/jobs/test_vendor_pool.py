@@ -27,11 +27,23 @@ def test_one_actor_keeps_its_name_and_is_talked_to_as_before() -> None:
     assert type(pool_vendor(VendorPool("openai", ("handle",)), cfg)) is RemoteVendor
 
 
-def test_the_default_configuration_runs_one_actor_per_entry() -> None:
-    from evalcore.vendors.sharding import actor_count
+def test_the_default_configuration_runs_one_actor_per_account_the_openai_judge_and_auditor_sharing_one() -> None:
+    from evalcore.vendors.sharding import account_config, actor_count, group_by_account
 
     for mode in ("real", "offline", "emulated"):
-        assert [actor_count(v) for v in load_config(vendors=mode).vendors()] == [1, 1, 1, 1]
+        groups = group_by_account(load_config(vendors=mode).vendors())
+        assert [actor_count(account_config(g)) for g in groups] == [1] * len(groups)
+        shared = [[v.name for v in g] for g in groups if len(g) > 1]
+        assert shared == ([] if mode == "offline" else [["openai", "auditor"]])  # offline entries have no account
+
+
+def test_entries_of_one_account_share_their_actors_which_are_closed_once() -> None:
+    from jobs.vendor_pool import handles
+
+    shared = ("x", "y")
+    pools = {"openai": VendorPool("openai", shared), "xai": VendorPool("xai", ("z",)),
+             "auditor": VendorPool("auditor", shared)}
+    assert list(handles(pools)) == ["x", "y", "z"]
 
 
 def test_statistics_are_added_up_per_entry_over_its_actors() -> None:
