@@ -102,8 +102,8 @@ class RateLimits(_Strict):
     """A vendor's published limits for this account and model, and how the vendor enforces them.
 
     Entries sharing one account (same adapter, endpoint and key variable) state the account's
-    limits; the configuration splits them (`VendorConfig.budget_share`) so that together they
-    never exceed them.
+    limits; the configuration takes the lowest stated, and a sweep, `grade` and `grade-one` serve
+    the entries of one account with one budget of those limits, so together they never exceed them.
     """
 
     requests_per_minute: int = Field(default=600, gt=0)
@@ -172,20 +172,23 @@ class VendorConfig(_Strict):
     budget_share: float = Field(
         default=1.0,
         gt=0,
-        description="Weight of this entry in its account's limits when entries share an account.",
+        description="Weight of this entry in its account's limits when its client is built alone "
+        "(create_vendor). No effect in a sweep, grade or grade-one: entries on one account share one "
+        "budget there (evalcore.vendors.sharding.create_account_vendors).",
     )
     account_fraction: float = Field(
         default=1.0,
         gt=0,
         le=1,
         description="Computed by the configuration (not set by hand): the fraction of the account's "
-        "limits this entry's budget may use.",
+        "limits this entry's budget may use when its client is built alone (budget_share).",
     )
     actors: int | None = Field(
         default=None,
         ge=1,
-        description="Vendor actors carrying this entry in a sweep (each with 1/N of its limits, requests "
-        "routed by hash; evalcore.vendors.sharding). None: enough for its rate at actor_calls_per_s.",
+        description="Vendor actors carrying this entry's account in a sweep (each with 1/N of the account's "
+        "limits, requests routed by hash; evalcore.vendors.sharding; entries of one account: the most "
+        "stated). None: enough for the account's rate at actor_calls_per_s.",
     )
     actor_calls_per_s: float = Field(
         default=ACTOR_CALLS_PER_S,
@@ -321,8 +324,10 @@ class TribunalConfig(_Strict):
         """Entries sharing an account never get more than the account's limits, together.
 
         Whatever files the entries come from, the account's limits are the lowest any of its
-        entries states, and each entry gets its `budget_share` of them (recomputed identically
-        when the configuration is validated again, e.g. from run.json).
+        entries states. Where the entries are built together (sweep, grade, grade-one) they share
+        one budget of those limits (`evalcore.vendors.sharding.create_account_vendors`); each
+        entry's `account_fraction` (its `budget_share` of them) holds for a client built alone.
+        Recomputed identically when the configuration is validated again, e.g. from run.json.
         """
         groups: dict[tuple[str, str, str], list[VendorConfig]] = {}
         for v in self.vendors():
@@ -347,11 +352,12 @@ class TribunalConfig(_Strict):
         return self
 
     def vendors(self) -> list[VendorConfig]:
-        """Judges then the auditor: each gets its own client and rate budget (one actor each).
+        """Judges then the auditor: each gets its own client; entries on one account share its budget.
 
         The auditor is a separate entry even when it is the same vendor as a judge: it runs a
-        different model setting (high effort) and its own budget line, so a sweep's audit
-        traffic is visible and limited on its own.
+        different model setting (high effort), its own store of paid calls and its own statistics,
+        so a sweep's audit traffic is visible on its own; on the judge's account it draws from
+        the same budget (one actor per account in a sweep).
         """
         return [*self.judges, self.auditor]
 

@@ -3,8 +3,9 @@
 Shape of a run:
 1. OCR the benchmark's scans as Ray tasks into the OCR cache next to the runs (`jobs.ocr`), then
    load the benchmark (tasks put once into the object store) and open the submission stream;
-2. one `VendorActor` per configured vendor (judges + auditor; N for an entry one actor cannot
-   carry, `jobs/vendor_pool.py`), a preflight call through each;
+2. one `VendorActor` per vendor account, serving every entry on it (judges + auditor; the OpenAI
+   judge and the auditor share one; N for an account one actor cannot carry,
+   `jobs/vendor_pool.py`), a preflight call through each entry;
 3. the stream is cut into fixed shards (by position, so a resumed run cuts the same shards);
    shards whose submissions are all done are skipped; the rest go to `grade_shard` tasks, at
    most `max_in_flight` at a time (memory stays flat in N);
@@ -419,8 +420,8 @@ def init_ray(address: str, env: dict[str, str], *, attempts: int = 3, **extra: A
 def start_actors(
     config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None, detach: bool = False
 ) -> dict[str, vendor_pool.VendorPool]:
-    """The VendorActors of each configured vendor (one, or N for an entry one actor cannot carry:
-    `jobs/vendor_pool.py`), named per run so a driver restart finds them.
+    """The VendorActors of each vendor account, keyed by entry (one, or N for an account one actor
+    cannot carry: `jobs/vendor_pool.py`), named per run so a driver restart finds them.
 
     In batch mode each actor also gets the batch settings: it queues its vendor's requests into
     batches journalled in the run folder (`stored_runs[0]`)."""
