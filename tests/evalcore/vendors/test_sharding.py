@@ -19,7 +19,9 @@ from evalcore.emulators._limits import TokenBucket
 from evalcore.vendors.budget import ARRIVAL_S, RateBudget
 from evalcore.vendors.sharding import (
     ShardBudget,
+    account_config,
     actor_count,
+    create_account_vendors,
     create_shard_vendor,
     most_actors,
     scale_header,
@@ -137,6 +139,29 @@ def test_the_actor_count_is_the_explicit_setting_or_enough_for_the_entrys_rate()
     assert actor_count(entry(48_000, actor_calls_per_s=400)) == 2  # exactly 800/s: two suffice
     shared = entry(60_000, actor_calls_per_s=400).model_copy(update={"account_fraction": 0.5})
     assert actor_count(shared) == 2  # its share of the account is what it carries
+
+
+def test_an_accounts_actors_carry_its_whole_rate_at_its_lowest_stated_limits() -> None:
+    judge = entry(60_000, actor_calls_per_s=400, actors=2).model_copy(update={"account_fraction": 2 / 3})
+    auditor = entry(90_000, actor_calls_per_s=300).model_copy(update={"name": "auditor", "account_fraction": 1 / 3})
+    account = account_config([judge, auditor])
+    assert account.limits.requests_per_minute == 60_000 and account.account_fraction == 1.0
+    assert account.actors == 2 and account.actor_calls_per_s == 300  # the most stated, the lowest per actor
+    assert actor_count(account.model_copy(update={"actors": None})) == 4  # 1,000/s over 300/s each: the whole account
+
+
+def test_entries_on_one_account_get_one_budget_of_the_whole_account_and_other_accounts_their_own() -> None:
+    judge = entry(600).model_copy(update={"account_fraction": 2 / 3})
+    auditor = entry(600).model_copy(update={"name": "auditor", "account_fraction": 1 / 3})
+    other = entry(600).model_copy(update={"name": "other", "api_key_env": "OTHER_KEY"})
+    vendors = create_account_vendors([judge, auditor, other])
+    budgets = {name: getattr(v, "budget") for name, v in vendors.items()}  # noqa: B009 (not on the Vendor protocol)
+    assert budgets["openai"] is budgets["auditor"] and budgets["other"] is not budgets["openai"]
+    assert budgets["openai"].requests_per_minute == pytest.approx(600)  # the whole account, not 2/3 of it
+    sharded = create_account_vendors([judge, auditor], n=3)
+    one = getattr(sharded["openai"], "budget")  # noqa: B009
+    assert isinstance(one, ShardBudget) and one is getattr(sharded["auditor"], "budget")  # noqa: B009
+    assert one.requests_per_minute == pytest.approx(200)  # 1/3 of the whole account
 
 
 @given(rpm=st.integers(min_value=1, max_value=10**7), per_s=st.floats(min_value=1, max_value=10**5))
