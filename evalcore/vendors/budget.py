@@ -374,7 +374,8 @@ class RateBudget:
     bucket's (sliding window; default a sixtieth of the window); `arrival_s` bounds the time a
     call takes to reach the vendor after it is let through (token bucket; real seconds). `safety` < 1 keeps the budget
     under the published limits for a key shared with clients we cannot see. Use one instance per
-    vendor entry per process (the Ray layer: one per vendor actor). `clock` (and `sleep`, which
+    vendor account per process, shared by the entries on it (`sharding.create_account_vendors`;
+    the Ray layer: one per vendor actor). `clock` (and `sleep`, which
     must advance that clock) are injectable for tests; by default waits are on an event with a
     timeout, so a settling call wakes the head of the queue early.
     """

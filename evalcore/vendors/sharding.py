@@ -1,5 +1,9 @@
 """Past one actor per vendor: how one vendor entry is spread over N actors without ever sending more.
 
+Entries on one account share one budget (`create_account_vendors`, bottom of this module): in a
+sweep the "entry" below is the account as one entry (`account_config`: its whole limits, all its
+entries' requests), served by the same N actors.
+
 Why: a sweep gives each vendor entry one actor, which does all of that vendor's client work (SDK
 calls, JSON, TLS) in one process. At limits of tens of thousands of requests a minute that one
 process is the bottleneck (`benchmarks/actor_ceiling.py` measures what one carries). When an
