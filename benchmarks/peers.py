@@ -345,7 +345,7 @@ def main() -> None:
                 row["traffic"] = traffic(emus, vendors, args.rpm)
                 if system == "tribunal":  # Tribunal on each peer's vendor subset, for like-with-like ratios
                     row["traffic_on"] = {
-                        ",".join(v): traffic(emus, v, args.rpm) for v in {VENDORS[s] for s in systems if s != "tribunal"}
+                        ",".join(v): traffic(emus, v, args.rpm) for v in {VENDORS[s] for s in VENDORS if s != "tribunal"}  # every peer, run now or merged
                     }
             row["loadavg"] = [round(x, 2) for x in (*load_before, *os.getloadavg())]
             results[system] = row
