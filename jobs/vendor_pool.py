@@ -99,7 +99,7 @@ def start_account(
 ) -> tuple[Any, ...]:
     """The actors of one account serving its entries `members`: `n`, or `actor_count` of the
     account's whole rate; more than one are spread over the nodes."""
-    n = actor_count(account_config(members)) if n is None else n
+    n = actor_count(account_config(members), cluster_cores()) if n is None else n
     label = "+".join(m.name for m in members)
     names = [actor_name(run_id, label, i, n) for i in range(n)]
     nodes = spread_nodes() if n > 1 else []
@@ -114,6 +114,11 @@ def start_account(
             cfgs, run_id, stored_runs, ledger, batch, detach, n, siblings,
         ))
     return tuple(handles)
+
+
+def cluster_cores() -> int:
+    """The CPUs of the whole cluster (at least 1): the most actors an account is given from its rate."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
 def spread_nodes() -> list[str]:

@@ -67,15 +67,23 @@ from evalcore.vendors.budget import VENDOR_BURST_S, RateBudget
 from evalcore.vendors.registry import create_vendor
 
 
-def actor_count(cfg: VendorConfig) -> int:
+def actor_count(cfg: VendorConfig, cores: int | None = None) -> int:
     """How many actors carry this entry: `cfg.actors` when set, else enough for its rate.
 
     The rate is the entry's share of its account's requests per minute; one actor carries
     `cfg.actor_calls_per_s` calls per second (the measured per-actor ceiling, with headroom).
-    Never more than `most_actors` (the split would no longer be exact).
+    Never more than `most_actors` (the split would no longer be exact). When chosen from the rate,
+    also never more than the cluster's `cores`: an actor is CPU-bound on its own process, so one
+    past the cores adds start-up (each imports Ray and the SDK) and no calls per second — an
+    emulated or very high limit would otherwise start dozens of actors per account.
     """
     per_s = cfg.limits.requests_per_minute * cfg.account_fraction / 60.0
-    n = cfg.actors if cfg.actors is not None else math.ceil(per_s / cfg.actor_calls_per_s - 1e-9)
+    if cfg.actors is not None:
+        n = cfg.actors
+    else:
+        n = math.ceil(per_s / cfg.actor_calls_per_s - 1e-9)
+        if cores is not None:
+            n = min(n, max(1, cores))
     return max(1, min(n, most_actors(cfg)))
 
 

@@ -141,6 +141,14 @@ def test_the_actor_count_is_the_explicit_setting_or_enough_for_the_entrys_rate()
     assert actor_count(shared) == 2  # its share of the account is what it carries
 
 
+def test_an_actor_count_chosen_from_the_rate_never_exceeds_the_clusters_cores() -> None:
+    huge = entry(6_000_000, actor_calls_per_s=150)  # an emulated, unpaced limit: 100,000/s
+    assert actor_count(huge, cores=2) == 2
+    assert actor_count(huge, cores=64) == 64
+    assert actor_count(entry(60_000, actor_calls_per_s=400), cores=64) == 3  # the rate decides below the cores
+    assert actor_count(entry(600, actors=3), cores=2) == 3  # an explicit setting is the operator's
+
+
 def test_an_accounts_actors_carry_its_whole_rate_at_its_lowest_stated_limits() -> None:
     judge = entry(60_000, actor_calls_per_s=400, actors=2).model_copy(update={"account_fraction": 2 / 3})
     auditor = entry(90_000, actor_calls_per_s=300).model_copy(update={"name": "auditor", "account_fraction": 1 / 3})
