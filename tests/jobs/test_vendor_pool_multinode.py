@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.arrivals import refused
+
 ROOT = Path(__file__).resolve().parents[2]
 RPM, BURST_S, CALLS, ACTORS = 1200, 1.0, 160, 3
 
@@ -86,22 +88,6 @@ SCRIPT = textwrap.dedent(
         emus.stop()
     """
 )
-
-
-def refused(arrivals: list[float], rpm: float, burst_s: float) -> int:
-    """Arrivals a bucket of the limit (starting full, as the emulator's) refuses."""
-    from evalcore.emulators._limits import TokenBucket
-
-    now = [arrivals[0] if arrivals else 0.0]
-    bucket = TokenBucket(int(rpm), clock=lambda: now[0], burst_s=burst_s)
-    out = 0
-    for a in arrivals:
-        now[0] = a
-        if bucket.level() < 1 - 1e-9:
-            out += 1
-        else:
-            bucket.take(1)
-    return out
 
 
 @pytest.mark.ray

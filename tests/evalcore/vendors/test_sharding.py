@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.config import RateLimits, VendorConfig
-from evalcore.emulators._limits import TokenBucket
 from evalcore.vendors.budget import ARRIVAL_S, RateBudget
 from evalcore.vendors.sharding import (
     ShardBudget,
@@ -28,6 +27,7 @@ from evalcore.vendors.sharding import (
     shard_config,
     shard_of,
 )
+from tests.arrivals import refused
 
 
 def entry(rpm: int = 600, burst_s: float | None = None, **kw: object) -> VendorConfig:
@@ -60,20 +60,6 @@ def simulate(budgets: list[RateBudget], clock: list[float], seconds: float, late
                 ends.append((t + latency_s, k, rid))
         t += step
     return sorted(arrivals)
-
-
-def refused(arrivals: list[float], rpm: float, burst_s: float) -> int:
-    """How many of `arrivals` the emulators' own request bucket (the entry's limit) refuses."""
-    now = [0.0]
-    bucket = TokenBucket(int(rpm), clock=lambda: now[0], burst_s=burst_s)
-    out = 0
-    for a in arrivals:
-        now[0] = a
-        if bucket.level() < 1 - 1e-9:
-            out += 1
-        else:
-            bucket.take(1)
-    return out
 
 
 @settings(max_examples=25, deadline=None)
