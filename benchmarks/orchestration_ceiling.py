@@ -20,7 +20,12 @@ How it counts:
   taken under load is a floor.
 
     python benchmarks/orchestration_ceiling.py [--n 300] [--modes zero,offline] [--profile DIR]
-        [--shard-size S] [--max-in-flight W]
+        [--shard-size S] [--max-in-flight W] [--lab-tasks K]
+
+`--lab-tasks K` also runs each mode on the realistic-size benchmark (`tribunal synth --profile
+lab`: 44-90 criteria, 20k-150k source tokens per task; K tasks x 4 systems), at the sweep's
+default shards: on the sample's toy tasks, per-task work (a task's grounding index) is too small
+to show.
 
 `--profile DIR` also records a py-spy profile of the zero-work sweep (driver and workers,
 `py-spy record --subprocesses`, speedscope format) into DIR, and puts its top frames (by samples
@@ -159,9 +164,9 @@ def top_frames(speedscope: Path, k: int = 15) -> dict[str, Any]:
 
 
 def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_size: int | None,
-            max_in_flight: int | None) -> dict[str, object]:
+            max_in_flight: int | None, benchmark: Path = SAMPLE) -> dict[str, object]:
     runs = work / f"runs-{mode}"
-    cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(manifest), "-o", str(runs),
+    cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(benchmark), "-s", str(manifest), "-o", str(runs),
            "--run-id", mode, "--no-progress", "--no-reduce"]
     cmd += ["--vendors", "real", "--config", str(zero_config(work / "zero.yaml"))] if mode == "zero" else [
         "--vendors", "offline"]
@@ -208,6 +213,7 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
                   "steady_cpu_ms_per_call": round(1000 * steady_cpu / max(steady_calls, 1), 3)}
     row: dict[str, object] = {
         "mode": mode,
+        "benchmark": "sample" if benchmark == SAMPLE else "lab",
         "profiled": profile is not None,
         "graded": summary["graded"],
         "complete": summary["complete"],
@@ -233,7 +239,10 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, default=300, help="synthetic submissions")
+    ap.add_argument("--n", type=int, default=300, help="synthetic submissions (sample size; 0: none)")
+    ap.add_argument("--lab-tasks", type=int, default=0,
+                    help="also run on the realistic-size benchmark (`tribunal synth --profile lab`): this many "
+                    "tasks, 4 submissions each")
     ap.add_argument("--modes", default="zero,offline")
     ap.add_argument("--shard-size", type=int, default=None, help="override the sweep's default")
     ap.add_argument("--max-in-flight", type=int, default=None, help="override the sweep's default")
@@ -248,12 +257,23 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="tribunal-ceiling-") as tmp:
         work = Path(tmp)
-        synthesize(SAMPLE, load_ground_truth(SAMPLE / "ground_truth.json"), args.n, work / "synth", seed=7)
         manifest = work / "synth" / "manifest.jsonl"
-        for mode in args.modes.split(","):
+        if args.n:
+            synthesize(SAMPLE, load_ground_truth(SAMPLE / "ground_truth.json"), args.n, work / "synth", seed=7)
+        for mode in args.modes.split(",") if args.n else []:
             rows.append(run_one(mode, manifest, work, None, args.shard_size, args.max_in_flight))
             print(json.dumps(rows[-1]), flush=True)
-        if args.profile is not None:
+        if args.lab_tasks:
+            from evalcore.synth_lab import generate_lab
+
+            lab = work / "lab"
+            generate_lab(lab, tasks=args.lab_tasks, seed=7)
+            for mode in args.modes.split(","):
+                # the sweep's default shards (8 x 8): a few hundred submissions in shards of 32 would
+                # leave one or two shards, and no steady state to measure
+                rows.append(run_one(mode, lab / "submissions", work / "lab-runs", None, None, None, benchmark=lab))
+                print(json.dumps(rows[-1]), flush=True)
+        if args.profile is not None and args.n:
             rows.append(run_one("zero", manifest, work / "p", args.profile, args.shard_size, args.max_in_flight))
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "top_frames"}), flush=True)
             print(json.dumps(rows[-1]["top_frames"], indent=1), flush=True)

@@ -8,7 +8,8 @@ Shape of a run:
    `jobs/vendor_pool.py`), a preflight call through each entry;
 3. the stream is cut into fixed shards (by position, so a resumed run cuts the same shards);
    shards whose submissions are all done are skipped; the rest go to `grade_shard` tasks, at
-   most `max_in_flight` at a time (memory stays flat in N);
+   most `max_in_flight` at a time (memory stays flat in N), with each task's grounding index,
+   built once per sweep on the task's first shard (`SourceIndexes`);
 4. each `grade_shard` grades its submissions with `evalcore.grade_submission` (Stage A, then the
    audit decision, then Stage B) and writes its rows as one shard of every table;
 5. the driver shows progress, and at the end writes `_SUCCESS.json`.
@@ -26,6 +27,7 @@ import resource
 import signal
 import subprocess
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +51,8 @@ from evalcore.calls import total_cost
 from evalcore.config import TribunalConfig, VendorMode
 from evalcore.errors import TribunalError
 from evalcore.grade import GradeResult, grade_submission
+from evalcore.grounding import SourceIndex, index_sources, sharing_indexes
+from evalcore.instructions_only import audit_sources
 from evalcore.prompts import template_hashes
 from evalcore.schema import Rejection, Submission, Task
 from evalcore.store import (
@@ -139,6 +143,8 @@ class SweepSummary:
     cost_capped: bool = False
     cost_message: str | None = None
     ocr: dict[str, Any] = field(default_factory=dict, metadata={"doc": "The OCR step before grading (jobs.ocr)."})
+    source_indexes_built: int = 0
+    """Grounding indexes of the tasks' sources built by this pass (one per task graded; `SourceIndexes`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view (for _SUCCESS.json and --json)."""
@@ -320,18 +326,63 @@ class ShardResult:
 
 
 @ray.remote(num_cpus=0.25, max_retries=2)
+def build_source_index(task: Task) -> SourceIndex:
+    """One task's grounding index (what every submission of the task is checked against)."""
+    return index_sources(audit_sources(task))
+
+
+class SourceIndexes:
+    """The driver's references to each task's grounding index: built once, on the task's first shard.
+
+    Why: a shard holds submissions in stream order (a system's tasks one after another), so one
+    task's submissions fall in as many shards as there are systems; each worker building the index
+    itself cost one build per submission at real size (0.15-0.5 s each, more than half of a
+    zero-work sweep's CPU). The last `keep` tasks' indexes are kept in the object store; an older
+    one is built again if a later shard needs it (a shard in flight holds its own references).
+    """
+
+    def __init__(self, task_refs: dict[str, Any], *, enabled: bool, keep: int = 256) -> None:
+        self.task_refs = task_refs
+        self.enabled = enabled
+        self.keep = keep
+        self.built = 0
+        self._refs: OrderedDict[str, Any] = OrderedDict()
+
+    def refs(self, task_ids: Iterable[str]) -> dict[str, Any]:
+        """The index references for these tasks (none when grounding candidates are off)."""
+        if not self.enabled:
+            return {}
+        out = {}
+        for tid in dict.fromkeys(task_ids):
+            ref = self._refs.get(tid)
+            if ref is None:
+                ref = build_source_index.remote(self.task_refs[tid])
+                self.built += 1
+            self._refs[tid] = ref
+            self._refs.move_to_end(tid)
+            out[tid] = ref
+        while len(self._refs) > self.keep:
+            self._refs.popitem(last=False)
+        return out
+
+
+@ray.remote(num_cpus=0.25, max_retries=2)
 def grade_shard(
     run_uri: str,
     run_id: str,
     name: str,
     submissions: list[Submission],
     task_refs: dict[str, Any],
+    index_refs: dict[str, Any],
     config_json: dict[str, Any],
     actors: dict[str, Any],
 ) -> ShardResult:
-    """Grade a shard of submissions and write its rows; return a small summary (not the rows)."""
+    """Grade a shard of submissions and write its rows; return a small summary (not the rows).
+
+    `index_refs` are the tasks' grounding indexes, built once per sweep (`SourceIndexes`)."""
     config = TribunalConfig.model_validate(config_json)
     tasks: dict[str, Task] = {tid: ray.get(ref) for tid, ref in task_refs.items()}
+    indexes = dict(zip(index_refs, ray.get(list(index_refs.values())), strict=True))
     by_name = {cfg.name: cfg for cfg in config.vendors()}
     vendors = {n: vendor_pool.pool_vendor(actors[n], by_name[n]) for n in by_name}
 
@@ -340,7 +391,8 @@ def grade_shard(
             *(grade_submission(tasks[s.task_id], s, config, vendors, run_id=run_id) for s in submissions)
         )
 
-    results = asyncio.run(run_all())
+    with sharing_indexes((audit_sources(tasks[tid]), index) for tid, index in indexes.items()):
+        results = asyncio.run(run_all())
     write_shard(run_uri, name, {
         "submissions": [r.submission for r in results],
         "verdicts": [v for r in results for v in r.verdicts],
@@ -720,6 +772,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
     needs_preflight = True  # done lazily: a finished run sends no call at all
 
     task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
+    source_indexes = SourceIndexes(task_refs, enabled=opts.config.audit.grounding_candidates)
     config_json = opts.config.model_dump(mode="json")
     window = InFlight(opts.max_in_flight)
     with Interrupt(console) as interrupt:
@@ -743,7 +796,8 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                         break
                     name = shard_name(idx, [s.id for s in pending])
                     refs = {s.task_id: task_refs[s.task_id] for s in pending}
-                    ref = grade_shard.remote(run_uri, run_id, name, pending, refs, config_json, actors)
+                    ref = grade_shard.remote(run_uri, run_id, name, pending, refs, source_indexes.refs(refs),
+                                             config_json, actors)
                     window.add(ref, [s.id for s in pending])
                 while len(window):
                     _collect(window, True, summary, progress, actors, console, plain)
@@ -763,6 +817,7 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
                 ray.kill(watch.ledger)
 
     summary.interrupted = interrupt.requested
+    summary.source_indexes_built = source_indexes.built
     capped = watch.capped()
     if not summary.interrupted and not capped:
         # One file, rewritten by every complete pass over the inputs: a fixed rejection disappears

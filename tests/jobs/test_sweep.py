@@ -97,6 +97,15 @@ def test_full_sample_sweep_to_s3_writes_every_table(s3_run) -> None:
     assert summary.cost_usd == pytest.approx(pc.sum(calls.column("cost_usd")).as_py(), rel=1e-9)
 
 
+def test_each_tasks_grounding_index_is_built_once_however_many_shards_grade_the_task(s3_run) -> None:
+    run = s3_run["summary"].run_uri
+    subs = read_table(run, "submissions")
+    tasks = set(subs.column("task_id").to_pylist())
+    # shards of 4 cut in stream order (system by system): every task is graded in several shards
+    assert subs.num_rows >= 2 * len(tasks) and len(tasks) > 4
+    assert s3_run["summary"].source_indexes_built == len(tasks)
+
+
 def test_second_run_of_a_finished_sweep_sends_zero_vendor_calls(s3_run, emulators) -> None:
     before = _requests(emulators)
     summary = _sweep(s3_run["cfg"], f"s3://{s3_run['bucket']}/runs", "full")
