@@ -27,6 +27,10 @@ lab`: 44-90 criteria, 20k-150k source tokens per task; K tasks x 4 systems), at 
 default shards: on the sample's toy tasks, per-task work (a task's grounding index) is too small
 to show.
 
+The in-process floor rows grade the same submissions with `grade_submission` in this process (no
+Ray, no Parquet), with and without the grounding checks: what grading costs per call before any
+orchestration, so what any orchestration on these cores can at best reach.
+
 `--profile DIR` also records a py-spy profile of the zero-work sweep (driver and workers,
 `py-spy record --subprocesses`, speedscope format) into DIR, and puts its top frames (by samples
 where the frame is on top of the stack, summed over every process) in the JSON.
@@ -237,6 +241,50 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
     return row
 
 
+def in_process_floor(manifest: Path, grounding: bool) -> dict[str, object]:
+    """`grade_submission` in plain asyncio in this process, every vendor the zero-work adapter: no
+    Ray, no Parquet, no actors. What grading itself costs per judge call (prompts, request hashes,
+    the adapter's budget and retry path, rows, and the grounding checks unless `grounding` is off):
+    a floor under any orchestration of it. Single process, so CPU time = wall time."""
+    import asyncio
+
+    from evalcore.benchmark import load_benchmark
+    from evalcore.config import load_config
+    from evalcore.grade import grade_submission
+    from evalcore.schema import Submission
+    from evalcore.submissions import iter_submissions
+    from evalcore.vendors.sharding import create_account_vendors
+
+    tasks = {t.id: t for t in load_benchmark(str(SAMPLE)).tasks}
+    subs = [s for s in iter_submissions(str(manifest), tasks) if isinstance(s, Submission)]
+    cfg = load_config()
+    cfg = cfg.model_copy(update={
+        "judges": [j.model_copy(update={"adapter": "zero"}) for j in cfg.judges],
+        "auditor": cfg.auditor.model_copy(update={"adapter": "zero"}),
+        "audit": cfg.audit.model_copy(update={"grounding_candidates": grounding}),
+    })
+
+    async def grade_all(batch: list[Submission]) -> tuple[float, int]:
+        vendors = create_account_vendors(cfg.vendors())
+        t0 = time.process_time()
+        calls = 0
+        for i in range(0, len(batch), 32):  # a shard's worth at a time, as a grading worker does
+            results = await asyncio.gather(*(grade_submission(tasks[s.task_id], s, cfg, vendors, run_id="floor")
+                                             for s in batch[i : i + 32]))
+            calls += sum(len(r.calls) for r in results)
+        spent = time.process_time() - t0
+        for v in vendors.values():
+            await v.aclose()
+        return spent, calls
+
+    asyncio.run(grade_all(subs[:64]))  # warm: imports, source indexes, template hashes
+    cpu_s, calls = asyncio.run(grade_all(subs))
+    return {"mode": "in-process floor" + ("" if grounding else ", grounding checks off"), "benchmark": "sample",
+            "graded": len(subs), "judge_calls": calls, "cpu_s": round(cpu_s, 2),
+            "cpu_ms_per_call": round(1000 * cpu_s / max(calls, 1), 3),
+            "calls_per_s_per_core": round(calls / cpu_s, 1) if cpu_s else None}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=300, help="synthetic submissions (sample size; 0: none)")
@@ -263,6 +311,10 @@ def main() -> None:
         for mode in args.modes.split(",") if args.n else []:
             rows.append(run_one(mode, manifest, work, None, args.shard_size, args.max_in_flight))
             print(json.dumps(rows[-1]), flush=True)
+        if args.n:
+            for grounding in (True, False):
+                rows.append(in_process_floor(manifest, grounding))
+                print(json.dumps(rows[-1]), flush=True)
         if args.lab_tasks:
             from evalcore.synth_lab import generate_lab
 
