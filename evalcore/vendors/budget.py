@@ -380,6 +380,10 @@ class RateBudget:
     timeout, so a settling call wakes the head of the queue early.
     """
 
+    shards: int = 1
+    """This budget is one of `shards` equal shares of the account (`sharding.ShardBudget`): the
+    account-wide `remaining` and `limit` headers are read at 1/N of what they say."""
+
     def __init__(
         self,
         requests_per_minute: float,
@@ -507,8 +511,14 @@ class RateBudget:
         counted yet). Sliding window: an exhausted limit pauses everyone for the time one unit
         takes to come back ("reset" is the time until the limit is *fully* replenished; pausing
         for the full reset would stall a budget that runs close to its limit). Either way, a 429
-        and its retry-after remain the ground truth if a hint was wrong.
+        and its retry-after remain the ground truth if a hint was wrong. One of N shares of the
+        account reads the account's counts at 1/N (`shards`): N budgets each believing in all of
+        it would together believe in N times what is left.
         """
+        if self.shards > 1:
+            remaining_requests, remaining_tokens, limit_requests, limit_tokens = (
+                scale_header(v, self.shards) for v in (remaining_requests, remaining_tokens, limit_requests, limit_tokens)
+            )
         now = self._clock()
         if any(r is not None and r <= 0 for r in (remaining_requests, remaining_tokens)):
             self.stats.exhausted += 1
@@ -532,3 +542,10 @@ class RateBudget:
     def in_flight(self) -> int:
         """Requests granted and not yet settled."""
         return len(self._ledger.inflight)
+
+
+def scale_header(value: int | None, n: int) -> int | None:
+    """An account-wide count as one of `n` equal shares sees it (rounded down; None stays None)."""
+    if value is None or n <= 1:
+        return value
+    return value // n

@@ -124,12 +124,11 @@ class ShardBudget(RateBudget):
     """The budget of one of N actors of an entry: 1/N of its limits, account headers read at 1/N.
 
     The `remaining` and `limit` headers are the account's; N actors each believing in all of it
-    would together believe in N times what is left. Each reads 1/N of it (rounded down: the
-    bucket's own tolerance of one unit covers the rounding), so together they believe in what
-    the single actor did.
+    would together believe in N times what is left. Each reads 1/N of it (`RateBudget.shards`;
+    rounded down: the bucket's own tolerance of one unit covers the rounding), so together they
+    believe in what the single actor did.
     """
 
-    shards: int = 1
     on_account_429: Callable[[float | None], None] | None = None
     """Set by the actor: tell the entry's other actors that the account answered 429."""
     sibling_pauses: int = 0
@@ -143,28 +142,6 @@ class ShardBudget(RateBudget):
         budget.shards = max(n, 1)
         return budget
 
-    def observe_headers(
-        self,
-        remaining_requests: int | None = None,
-        remaining_tokens: int | None = None,
-        reset_s: float | None = None,
-        *,
-        reset_tokens_s: float | None = None,
-        limit_requests: int | None = None,
-        limit_tokens: int | None = None,
-    ) -> None:
-        """The account's headers, scaled to this actor's 1/N share (module doc)."""
-        n = self.shards
-        super().observe_headers(
-            scale_header(remaining_requests, n),
-            scale_header(remaining_tokens, n),
-            reset_s,
-            reset_tokens_s=reset_tokens_s,
-            limit_requests=scale_header(limit_requests, n),
-            limit_tokens=scale_header(limit_tokens, n),
-        )
-
-
     def on_rate_limited(self, retry_after_s: float | None = None) -> None:
         """Our 429 says the whole account is exhausted: pause, and have the other actors pause too."""
         super().on_rate_limited(retry_after_s)
@@ -175,13 +152,6 @@ class ShardBudget(RateBudget):
         """Another actor of the entry got a 429: react as to our own (empty, pause), uncounted as ours."""
         self.sibling_pauses += 1
         self._ledger.rate_limited(self._clock(), retry_after_s)
-
-
-def scale_header(value: int | None, n: int) -> int | None:
-    """An account-wide count as one of `n` equal shares sees it (rounded down; None stays None)."""
-    if value is None or n <= 1:
-        return value
-    return value // n
 
 
 def create_shard_vendor(cfg: VendorConfig, n: int, **kwargs: Any) -> Vendor:

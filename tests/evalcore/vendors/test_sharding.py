@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.config import RateLimits, VendorConfig
-from evalcore.vendors.budget import ARRIVAL_S, RateBudget
+from evalcore.vendors.budget import ARRIVAL_S, RateBudget, scale_header
 from evalcore.vendors.sharding import (
     ShardBudget,
     account_config,
@@ -23,7 +23,6 @@ from evalcore.vendors.sharding import (
     create_account_vendors,
     create_shard_vendor,
     most_actors,
-    scale_header,
     shard_config,
     shard_of,
 )
