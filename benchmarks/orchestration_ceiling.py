@@ -241,7 +241,7 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
     return row
 
 
-def in_process_floor(manifest: Path, grounding: bool) -> dict[str, object]:
+def in_process_floor(manifest: Path, work: Path, grounding: bool) -> dict[str, object]:
     """`grade_submission` in plain asyncio in this process, every vendor the zero-work adapter: no
     Ray, no Parquet, no actors. What grading itself costs per judge call (prompts, request hashes,
     the adapter's budget and retry path, rows, and the grounding checks unless `grounding` is off):
@@ -257,12 +257,7 @@ def in_process_floor(manifest: Path, grounding: bool) -> dict[str, object]:
 
     tasks = {t.id: t for t in load_benchmark(str(SAMPLE)).tasks}
     subs = [s for s in iter_submissions(str(manifest), tasks) if isinstance(s, Submission)]
-    cfg = load_config()
-    cfg = cfg.model_copy(update={
-        "judges": [j.model_copy(update={"adapter": "zero"}) for j in cfg.judges],
-        "auditor": cfg.auditor.model_copy(update={"adapter": "zero"}),
-        "audit": cfg.audit.model_copy(update={"grounding_candidates": grounding}),
-    })
+    cfg = load_config(zero_config(work / "zero.yaml"), overrides={"audit": {"grounding_candidates": grounding}})
 
     async def grade_all(batch: list[Submission]) -> tuple[float, int]:
         vendors = create_account_vendors(cfg.vendors())
@@ -313,7 +308,7 @@ def main() -> None:
             print(json.dumps(rows[-1]), flush=True)
         if args.n:
             for grounding in (True, False):
-                rows.append(in_process_floor(manifest, grounding))
+                rows.append(in_process_floor(manifest, work, grounding))
                 print(json.dumps(rows[-1]), flush=True)
         if args.lab_tasks:
             from evalcore.synth_lab import generate_lab
