@@ -60,7 +60,7 @@ def proc_cpu_s(pid: int) -> float:
 
 
 def vendor_cfg(vendor: str, endpoint: str) -> Any:
-    from evalcore.config import RateLimits, VendorConfig
+    from evalcore.config.models import RateLimits, VendorConfig
 
     if vendor == "xai" and "://" not in endpoint:
         endpoint = "http://" + endpoint  # the xai adapter reads http:// as a plaintext channel
@@ -72,7 +72,7 @@ def vendor_cfg(vendor: str, endpoint: str) -> Any:
 async def drive(handles: list[Any], seconds: float, warmup_s: float, callers: int, batch: int, tag: str) -> dict[str, float]:
     """Keep `callers` batches outstanding per actor; count calls answered in the measured span."""
     from evalcore.schema import RubricAnswer
-    from evalcore.vendors.base import JudgeRequest
+    from evalcore.vendors.protocol import JudgeRequest
     from evalcore.vendors.sharding import shard_of
 
     n = len(handles)

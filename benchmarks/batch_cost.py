@@ -75,7 +75,7 @@ def main() -> None:
         work = Path(tmp)
         config = None
         if args.no_caching:
-            from evalcore.config import load_config
+            from evalcore.config.load import load_config
 
             cfg = load_config().model_dump(mode="json")
             for v in [*cfg["judges"], cfg["auditor"]]:

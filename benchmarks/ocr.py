@@ -41,7 +41,7 @@ def _documents(n_docs: int, n_pages: int) -> list[tuple[bytes, list[str]]]:
 
 
 def _fresh_cache(root: Path, label: str) -> None:
-    from evalcore.benchmark.documents import clear_cache
+    from evalcore.benchmark.cache import clear_cache
 
     os.environ["TRIBUNAL_CACHE_DIR"] = str(root / label)
     clear_cache()
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from evalcore.benchmark import ocr
     from evalcore.benchmark.documents import convert
-    from evalcore.pages import HEADING
+    from evalcore.benchmark.pages import HEADING
     from examples.sample_gen.scans import word_accuracy
 
     docs = _documents(args.docs, args.pages)
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             list(pool.map(lambda j: convert(f"doc-{j[0]}.pdf", j[1][0]), enumerate(docs)))
         threaded = time.perf_counter() - start
 
-        from evalcore.benchmark.documents import clear_cache
+        from evalcore.benchmark.cache import clear_cache
 
         clear_cache()
         os.environ["TRIBUNAL_CACHE_DIR"] = str(work / "threads")

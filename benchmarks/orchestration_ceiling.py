@@ -1,7 +1,7 @@
 """Orchestration ceiling: judge calls per second and CPU per judge call of the framework alone.
 
 Done-when (issue 15, item 2): calls/s and CPU-ms per judge call for the framework alone (the
-zero-work vendor: every call answered at once with a fixed valid answer, `evalcore/vendors/zero.py`)
+zero-work vendor: every call answered at once with a fixed valid answer, `evalcore/vendors/adapters/zero.py`)
 and separately with the offline heuristics (`--vendors offline`), on N synthetic submissions from
 the sample, through the real `tribunal sweep` (local Ray) in a fresh process.
 
@@ -62,7 +62,7 @@ SAMPLE = ROOT / "examples" / "sample"
 
 def zero_config(path: Path) -> Path:
     """Every judge and the auditor on the zero-work adapter (names and families kept)."""
-    from evalcore.config import load_config
+    from evalcore.config.load import load_config
 
     cfg = load_config()
     entries = {
@@ -248,11 +248,11 @@ def in_process_floor(manifest: Path, work: Path, grounding: bool) -> dict[str, o
     a floor under any orchestration of it. Single process, so CPU time = wall time."""
     import asyncio
 
-    from evalcore.benchmark import load_benchmark
-    from evalcore.config import load_config
-    from evalcore.grade import grade_submission
+    from evalcore.benchmark.loader import load_benchmark
+    from evalcore.config.load import load_config
+    from evalcore.grading.grade import grade_submission
     from evalcore.schema import Submission
-    from evalcore.submissions import iter_submissions
+    from evalcore.submissions.loader import iter_submissions
     from evalcore.vendors.sharding import create_account_vendors
 
     tasks = {t.id: t for t in load_benchmark(str(SAMPLE)).tasks}
@@ -294,8 +294,8 @@ def main() -> None:
                     help="a speedscope profile of an earlier version, summarised next to this one's")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "orchestration_ceiling.json"))
     args = ap.parse_args()
-    from evalcore.ground_truth import load_ground_truth
-    from evalcore.synth import synthesize
+    from evalcore.synth.ground_truth import load_ground_truth
+    from evalcore.synth.scale import synthesize
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="tribunal-ceiling-") as tmp:
@@ -311,7 +311,7 @@ def main() -> None:
                 rows.append(in_process_floor(manifest, work, grounding))
                 print(json.dumps(rows[-1]), flush=True)
         if args.lab_tasks:
-            from evalcore.synth_lab import generate_lab
+            from evalcore.synth.lab import generate_lab
 
             lab = work / "lab"
             generate_lab(lab, tasks=args.lab_tasks, seed=7)

@@ -52,7 +52,7 @@ if str(ROOT) not in sys.path:
 
 import yaml  # noqa: E402
 
-from evalcore.config import RateLimits  # noqa: E402
+from evalcore.config.models import RateLimits  # noqa: E402
 from evalcore.emulators import EmulatorConfig, FixedLatency, ServerLimits  # noqa: E402
 from evalcore.emulators._engine import Outcome, RecordedRequest  # noqa: E402
 from evalcore.emulators._set import EmulatorThread, start_in_thread  # noqa: E402

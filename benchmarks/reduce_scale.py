@@ -40,8 +40,9 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalcore.config import VendorMode, load_config  # noqa: E402
-from evalcore.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, arrow_schema, write_json  # noqa: E402
+from evalcore.config.load import load_config  # noqa: E402
+from evalcore.config.models import VendorMode  # noqa: E402
+from evalcore.storage.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, arrow_schema, write_json  # noqa: E402
 
 JUDGES = [("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5")]
 FAMILIES = ["gpt", "claude", "grok", "other"]

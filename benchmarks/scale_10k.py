@@ -1,8 +1,8 @@
 """Scale: 10,000 synthetic submissions end to end, output verified complete, driver memory flat.
 
-Done-when (issue 15, item 4): N synthetic submissions from the sample (`evalcore.synth`, one
+Done-when (issue 15, item 4): N synthetic submissions from the sample (`evalcore.synth.scale`, one
 manifest; the smaller N are its first lines) through the real `tribunal sweep` (local Ray) in a
-fresh process with the zero-work vendor (`evalcore/vendors/zero.py`: every judge and the auditor
+fresh process with the zero-work vendor (`evalcore/vendors/adapters/zero.py`: every judge and the auditor
 answer at once, so the run measures the framework, not a vendor's limit). For each N it records
 wall time, calls/s, the driver's peak RSS (the sweep's own `ru_maxrss`) and the driver's RSS
 sampled over the run (psutil, every 0.5 s), then verifies the run's tables:
@@ -47,7 +47,7 @@ def accepted_ids(manifest: Path) -> set[str]:
     """The submissions the loader accepts from `manifest` (what the sweep must grade, each once)."""
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.schema import Submission
-    from evalcore.submissions import iter_submissions
+    from evalcore.submissions.loader import iter_submissions
 
     bench = load_benchmark(str(SAMPLE))
     items = iter_submissions(str(manifest), bench.task_map(), excluded=bench.excluded_task_ids())
@@ -154,8 +154,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "scale_10k.json"))
     args = ap.parse_args()
     from benchmarks.orchestration_ceiling import zero_config
-    from evalcore.ground_truth import load_ground_truth
-    from evalcore.synth import synthesize
+    from evalcore.synth.ground_truth import load_ground_truth
+    from evalcore.synth.scale import synthesize
 
     ns = sorted(args.n or [1000, 5000, 10000])
     rows = []

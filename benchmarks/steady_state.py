@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evalcore.config import VendorConfig  # noqa: E402
+from evalcore.config.models import VendorConfig  # noqa: E402
 from evalcore.emulators import (  # noqa: E402
     AnthropicEmulator,
     EmulatorConfig,

@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 from evalcore.benchmark.loader import load_benchmark, load_task
-from evalcore.config import TribunalConfig, VendorConfig, VendorMode, load_config
-from evalcore.grade import GradeResult, grade_submission
+from evalcore.config.load import load_config
+from evalcore.config.models import TribunalConfig, VendorConfig, VendorMode
+from evalcore.grading.grade import GradeResult, grade_submission
+from evalcore.grading.scoring import AuditMode
 from evalcore.schema import (
     CallRow,
     Criterion,
@@ -25,8 +27,7 @@ from evalcore.schema import (
     Task,
     VerdictRow,
 )
-from evalcore.scoring import AuditMode
-from evalcore.submissions import iter_submissions, load_submissions
+from evalcore.submissions.loader import iter_submissions, load_submissions
 
 __version__ = "0.1.0"
 

@@ -52,7 +52,7 @@ class ErrorKind(StrEnum):
     BAD_OUTPUT = "bad_output"
     FATAL = "fatal"
     COST_CAP = "cost_cap"
-    """Not sent: it could have crossed the run's spending cap (evalcore.cost_cap); retried by the next run."""
+    """Not sent: it could have crossed the run's spending cap (evalcore.vendors.cost_cap); retried by the next run."""
 
 
 class VendorError(TribunalError):

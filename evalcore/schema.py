@@ -3,7 +3,7 @@
 Inputs (Task, Criterion, SourceDocument, Deliverable, Submission) are what the loaders produce.
 Judge answers (RubricAnswer, DetectionAnswer, VerificationAnswer) are the output schemas sent to
 the vendors' structured-output APIs. Result rows (VerdictRow, FlagRow, CallRow, SubmissionRow) are
-the raw observations stored as Parquet; every score is derived from them by `evalcore.scoring`.
+the raw observations stored as Parquet; every score is derived from them by `evalcore.grading.scoring`.
 """
 
 from __future__ import annotations

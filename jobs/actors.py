@@ -27,16 +27,16 @@ from typing import Any
 
 import ray
 
-from evalcore.batching import BatchingVendor
-from evalcore.config import BatchConfig, VendorConfig
-from evalcore.cost_cap import CapState, CostLedger
+from evalcore.config.models import BatchConfig, VendorConfig
 from evalcore.errors import ConfigError, VendorError
-from evalcore.journal import BatchJournal
-from evalcore.reuse import ReusingVendor
-from evalcore.store import stored_calls
-from evalcore.vendors.base import JudgeReply, JudgeRequest, T, Vendor
+from evalcore.storage.store import stored_calls
+from evalcore.vendors.batch.journal import BatchJournal
+from evalcore.vendors.batch.queue import BatchingVendor
 from evalcore.vendors.budget import RateBudget
+from evalcore.vendors.cost_cap import CapState, CostLedger
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Vendor
 from evalcore.vendors.registry import create_batch_api, has_batch_api
+from evalcore.vendors.reuse import ReusingVendor
 from evalcore.vendors.sharding import ShardBudget, create_account_vendors
 
 

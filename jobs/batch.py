@@ -1,7 +1,7 @@
 """Batch mode on the driver side: switching a configuration to batch mode, and `tribunal status`.
 
 Why here and not in the sweep: the sweep itself does not change in batch mode (each vendor actor
-holds a `evalcore.batching.BatchingVendor`, which queues, journals, polls and collects); what the
+holds a `evalcore.vendors.batch.queue.BatchingVendor`, which queues, journals, polls and collects); what the
 driver adds is the switch, and a way to look at a run whose batches may take a day: every batch
 per vendor (submitted, in progress, done, failed, expires at), read from the run folder's
 journal, and the run's progress, read from its submissions table. Reading status sends no call.
@@ -16,11 +16,11 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from evalcore import fs
-from evalcore.config import TribunalConfig
+from evalcore.config.models import TribunalConfig
 from evalcore.errors import TribunalError
-from evalcore.journal import BatchRecord, load_all
-from evalcore.store import RUN_RECORD, SUCCESS, read_json, read_table
+from evalcore.storage import fs
+from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json, read_table
+from evalcore.vendors.batch.journal import BatchRecord, load_all
 
 EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}
 """Batch timing when the vendors are our emulators (their batches end as soon as they are due)."""

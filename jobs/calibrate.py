@@ -1,6 +1,6 @@
 """`tribunal calibrate RUN --labels LABELS`: read a run and a labels file, write and show the calibration.
 
-The I/O half; the rules live in `evalcore.calibrate` (pure). Writes into the run folder
+The I/O half; the rules live in `evalcore.results.calibrate` (pure). Writes into the run folder
 ``calibration.json`` (the whole `Calibration`) and ``calibration.parquet`` (one row per judge ×
 area, estimates flattened); `tribunal report` adds a calibration section when the JSON is there.
 """
@@ -12,11 +12,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalcore import fs
-from evalcore.calibrate import Calibration, calibrate_tables, judges_table
 from evalcore.errors import StorageError
-from evalcore.labels import load_labels
-from evalcore.reduce import ALL_AREAS, Estimate
+from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
+from evalcore.results.labels import load_labels
+from evalcore.results.reduce import ALL_AREAS, Estimate
+from evalcore.storage import fs
 from jobs.reduce import _parquet_bytes, open_table, read_run_record
 
 CALIBRATION_JSON = "calibration.json"

@@ -18,12 +18,12 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from evalcore.config import VendorMode
+from evalcore.benchmark.validate import render
+from evalcore.benchmark.validate import validate as run_validation
+from evalcore.config.models import VendorMode
 from evalcore.errors import TribunalError
-from evalcore.scoring import AuditMode
-from evalcore.store import valid_run_id
-from evalcore.validate import render
-from evalcore.validate import validate as run_validation
+from evalcore.grading.scoring import AuditMode
+from evalcore.storage.store import valid_run_id
 
 if TYPE_CHECKING:
     from jobs.sweep import SweepSummary
@@ -136,7 +136,7 @@ def validate(
 
         tribunal validate s3://my-bucket/bench --submissions s3://my-bucket/results/ --endpoint-url http://127.0.0.1:9000
     """
-    from evalcore.config import load_config
+    from evalcore.config.load import load_config
 
     try:
         cfg = load_config(config, vendors=VendorMode.OFFLINE)
@@ -300,7 +300,7 @@ def sweep(
 
         tribunal sweep examples/sample -s examples/sample/submissions -o runs --vendors emulated
     """
-    from evalcore.config import load_config
+    from evalcore.config.load import load_config
     from jobs.batch import with_batch
     from jobs.modes import load_personas, vendor_mode
     from jobs.sweep import SweepOptions, run_sweep
@@ -449,11 +449,11 @@ def estimate(
     from rich.table import Table
 
     from evalcore.benchmark.loader import load_benchmark
-    from evalcore.config import load_config
-    from evalcore.estimate import OutputModel, render_table
-    from evalcore.estimate import estimate as build_estimate
+    from evalcore.config.load import load_config
+    from evalcore.grading.estimate import OutputModel, render_table
+    from evalcore.grading.estimate import estimate as build_estimate
     from evalcore.schema import Submission
-    from evalcore.submissions import iter_submissions
+    from evalcore.submissions.loader import iter_submissions
     from jobs.batch import with_batch
 
     if endpoint_url:
@@ -752,12 +752,12 @@ def synth_cmd(
         Console(stderr=True).print(f"[red]error:[/] --profile: {profile!r} is not one of sample, lab")
         raise typer.Exit(2)
     if profile == "lab":
-        from evalcore.synth_lab import generate_lab, lab_summary
+        from evalcore.synth.lab import generate_lab, lab_summary
 
         lab = generate_lab(out, tasks=tasks, seed=seed)
         Console().print(f"wrote {out}/tasks, {out}/submissions and {out}/ground_truth.json\n{lab_summary(lab)}")
         return
-    from evalcore.synth import summary, synthesize
+    from evalcore.synth.scale import summary, synthesize
 
     try:
         gt = synthesize(sample, None, n, out, seed=seed)

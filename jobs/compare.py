@@ -1,6 +1,6 @@
 """`tribunal compare RUN_A RUN_B`: read two runs, compare them, show (and optionally write) the result.
 
-The I/O half; the rules live in `evalcore.compare` (pure). Both runs are reduced in memory (their
+The I/O half; the rules live in `evalcore.results.compare` (pure). Both runs are reduced in memory (their
 folders are not written to), so comparing never changes a run.
 """
 
@@ -11,10 +11,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalcore import fs
-from evalcore.compare import Comparison, compare_tables
 from evalcore.errors import StorageError
-from evalcore.reduce import Estimate
+from evalcore.results.compare import Comparison, compare_tables
+from evalcore.results.reduce import Estimate
+from evalcore.storage import fs
 from jobs.reduce import open_table, read_run_record, reduce_run
 
 

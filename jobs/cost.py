@@ -1,7 +1,7 @@
 """Cost in a sweep: the estimate shown next to what is spent, and the `--max-cost` cap.
 
 Kept out of the driver so the sweep only asks three things: start watching, is the cap reached,
-and what to print. The rules themselves live in `evalcore.estimate` and `evalcore.cost_cap`.
+and what to print. The rules themselves live in `evalcore.grading.estimate` and `evalcore.vendors.cost_cap`.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.config import TribunalConfig
-from evalcore.cost_cap import CapState
-from evalcore.estimate import estimate
+from evalcore.config.models import TribunalConfig
+from evalcore.grading.estimate import estimate
 from evalcore.schema import Submission, Task
+from evalcore.vendors.cost_cap import CapState
 from jobs.actors import CostCapActor, cap_state
 
 

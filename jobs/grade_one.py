@@ -14,12 +14,13 @@ from rich.table import Table
 from rich.text import Text
 
 from evalcore.benchmark.loader import load_task
-from evalcore.config import InputLimits, VendorMode, load_config
+from evalcore.config.load import load_config
+from evalcore.config.models import InputLimits, VendorMode
 from evalcore.errors import SubmissionError
-from evalcore.grade import GradeResult, grade_submission
+from evalcore.grading.grade import GradeResult, grade_submission
+from evalcore.grading.scoring import AuditMode
 from evalcore.schema import Deliverable, Submission, Task
-from evalcore.scoring import AuditMode
-from evalcore.submissions import complete_deliverables, deliverable_name, read_deliverable
+from evalcore.submissions.loader import complete_deliverables, deliverable_name, read_deliverable
 from evalcore.vendors.preflight import require_keys
 from evalcore.vendors.sharding import create_account_vendors
 from jobs.modes import vendor_mode
@@ -60,7 +61,7 @@ def grade_one(
     )
 
     async def run(run_cfg: object) -> GradeResult:
-        from evalcore.config import TribunalConfig
+        from evalcore.config.models import TribunalConfig
 
         assert isinstance(run_cfg, TribunalConfig)
         require_keys(run_cfg.vendors())  # a missing key is a configuration error, not 3 x N abstentions

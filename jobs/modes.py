@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import yaml
 from pydantic import ValidationError
 
-from evalcore.config import RateLimits, TribunalConfig, VendorMode
+from evalcore.config.models import RateLimits, TribunalConfig, VendorMode
 from evalcore.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def load_personas(spec: str, config: TribunalConfig, benchmark: str, submissions
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.emulators.responders import DEMO_PERSONAS, PersonaSet, deliverables_fingerprint
     from evalcore.schema import Submission
-    from evalcore.submissions import iter_submissions
+    from evalcore.submissions.loader import iter_submissions
 
     if spec == "demo":
         data: dict[str, object] = {"seed": config.seed, "personas": DEMO_PERSONAS}

@@ -22,10 +22,10 @@ import ray
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from evalcore import fs
 from evalcore.benchmark import ocr
 from evalcore.benchmark.documents import PAGED_KINDS, kind_of
 from evalcore.benchmark.loader import DOCUMENTS_FOLDER, TASKS_FOLDER
+from evalcore.storage import fs
 
 OCR_CACHE_FOLDER = "_ocr"
 """The OCR cache's folder under a sweep's output (``_``: not a run, not data)."""

@@ -1,6 +1,6 @@
 """`tribunal reduce RUN`: read a run folder (local or s3://), write its leaderboard, show it.
 
-The I/O half of the reduction; the rules live in `evalcore.reduce` (pure). Tables are opened as
+The I/O half of the reduction; the rules live in `evalcore.results.reduce` (pure). Tables are opened as
 lazy pyarrow datasets over the run's shards (files starting with "." or "_" are not data), so the
 reduction reads only the columns it needs, streaming, from a local folder or S3 alike.
 
@@ -23,10 +23,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from evalcore import fs
 from evalcore.errors import StorageError
-from evalcore.reduce import Estimate, Leaderboard, SystemScores, TableSource, reduce_tables, scores_table
-from evalcore.store import RunRecord, arrow_schema
+from evalcore.results.reduce import (
+    Estimate,
+    Leaderboard,
+    SystemScores,
+    TableSource,
+    reduce_tables,
+    scores_table,
+)
+from evalcore.storage import fs
+from evalcore.storage.store import RunRecord, arrow_schema
 
 LEADERBOARD_JSON = "leaderboard.json"
 LEADERBOARD_PARQUET = "leaderboard.parquet"

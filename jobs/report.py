@@ -29,9 +29,9 @@ import pyarrow.dataset as pads
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
-from evalcore import fs
-from evalcore.calibrate import Calibration
-from evalcore.reduce import ALL_AREAS, Estimate, Leaderboard, SystemScores, current_gradings
+from evalcore.results.calibrate import Calibration
+from evalcore.results.reduce import ALL_AREAS, Estimate, Leaderboard, SystemScores, current_gradings
+from evalcore.storage import fs
 from jobs.calibrate import load_calibration
 from jobs.reduce import open_table, read_run_record, reduce_run
 

@@ -45,17 +45,17 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from evalcore import fs
+from evalcore.benchmark.instructions_only import audit_sources
 from evalcore.benchmark.ocr import use_cache as use_ocr_cache
-from evalcore.calls import total_cost
-from evalcore.config import TribunalConfig, VendorMode
+from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import TribunalError
-from evalcore.grade import GradeResult, grade_submission
+from evalcore.grading.calls import total_cost
+from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.grounding import SourceIndex, index_sources, sharing_indexes
-from evalcore.instructions_only import audit_sources
 from evalcore.prompts import template_hashes
 from evalcore.schema import Rejection, Submission, Task
-from evalcore.store import (
+from evalcore.storage import fs
+from evalcore.storage.store import (
     RUN_RECORD,
     SUCCESS,
     BenchmarkRef,
@@ -409,7 +409,7 @@ def grade_shard(
 
 def stream_only(uri: str, tasks: dict[str, Task], excluded: set[str]) -> Iterator[Submission]:
     """The submissions of `uri` in the sweep's order, without the rejections."""
-    from evalcore.submissions import iter_submissions
+    from evalcore.submissions.loader import iter_submissions
 
     for item in iter_submissions(uri, tasks, excluded=excluded):
         if isinstance(item, Submission):
@@ -717,7 +717,7 @@ def _stream(
     opts: SweepOptions, bench: BenchmarkLoad, tasks: dict[str, Task], rejected: list[Rejection]
 ) -> Iterator[Submission]:
     """Submissions in the loader's stable order; rejections are set aside in `rejected` for the table."""
-    from evalcore.submissions import iter_submissions
+    from evalcore.submissions.loader import iter_submissions
 
     for item in iter_submissions(
         opts.submissions, tasks, excluded=bench.excluded_task_ids(), limits=opts.config.input_limits

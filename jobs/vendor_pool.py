@@ -30,9 +30,9 @@ from typing import Any
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from evalcore.config import TribunalConfig, VendorConfig
+from evalcore.config.models import TribunalConfig, VendorConfig
 from evalcore.errors import VendorError
-from evalcore.vendors.base import JudgeReply, JudgeRequest, T
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T
 from evalcore.vendors.sharding import account_config, actor_count, group_by_account, shard_of
 from jobs.actors import RemoteVendor, VendorActor
 

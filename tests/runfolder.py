@@ -4,7 +4,7 @@ The ground truth has the shape of `examples/sample/ground_truth.json`:
 ``{"verdicts": {system: {task_id: {criterion_id: "pass"|"fail"}}}, "hallucinations": [{system,
 task_id, deliverable, span, category, materiality, ...}]}``. Every judge agrees with it (unless a
 `lenient` bias is asked for), the auditor confirms exactly its hallucinations, and the sweep's own
-scoring (`evalcore.scoring.score_submission`) and shard writer (`evalcore.store.write_shard`) turn
+scoring (`evalcore.grading.scoring.score_submission`) and shard writer (`evalcore.storage.store.write_shard`) turn
 that into rows, so the folder is what the real sweep would have produced.
 
 On top of the plain truth the builder adds what the reduction's rules must handle: superseded
@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.config import TribunalConfig, VendorMode, load_config
+from evalcore.config.load import load_config
+from evalcore.config.models import TribunalConfig, VendorMode
+from evalcore.grading.scoring import AuditDone, AuditNotRun, score_panel, score_submission, should_audit
 from evalcore.schema import FlagRow
-from evalcore.scoring import AuditDone, AuditNotRun, score_panel, score_submission, should_audit
-from evalcore.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, write_json, write_shard
+from evalcore.storage.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, write_json, write_shard
 
 JUDGES = (("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5"))
 SYSTEMS = ("gpt-strong", "claude-average", "grok-weak", "fluent-hallucinator")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalcore.store import schema_markdown
+from evalcore.storage.store import schema_markdown
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 
@@ -17,4 +17,4 @@ def test_readme_opens_with_exactly_the_two_commands() -> None:
 
 def test_readme_table_schemas_match_the_row_models() -> None:
     section = README.split("<!-- schemas:start -->")[1].split("<!-- schemas:end -->")[0]
-    assert section.strip() == schema_markdown().strip(), "run `python -m evalcore.store` and paste it into README.md"
+    assert section.strip() == schema_markdown().strip(), "run `python -m evalcore.storage.store` and paste it into README.md"

@@ -1,24 +1,6 @@
-"""Benchmark loading: the public task layout (local or s3://) and document -> text conversion."""
+"""Benchmarks: the public task layout (local or s3://), document -> text conversion and OCR, input
+limits, page boundaries, instruction-only tasks, and `tribunal validate`'s checks.
 
-from __future__ import annotations
-
-from evalcore.benchmark.documents import SUPPORTED_EXTENSIONS, convert, is_supported, kind_of
-from evalcore.benchmark.loader import (
-    BenchmarkLoad,
-    load_benchmark,
-    load_task,
-    normalize_deliverables,
-    parse_task_json,
-)
-
-__all__ = [
-    "SUPPORTED_EXTENSIONS",
-    "BenchmarkLoad",
-    "convert",
-    "is_supported",
-    "kind_of",
-    "load_benchmark",
-    "load_task",
-    "normalize_deliverables",
-    "parse_task_json",
-]
+Import the module you need (`evalcore.benchmark.loader.load_benchmark`): this package's init imports
+nothing, so importing one part never loads the others.
+"""

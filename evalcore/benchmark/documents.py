@@ -30,18 +30,15 @@ import email.policy
 import io
 import os
 import re
-import tempfile
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
+from evalcore.benchmark import cache, ocr
 from evalcore.benchmark import limits as input_limits
-from evalcore.benchmark import ocr
 from evalcore.benchmark.noise import damaged_warning, quiet_parsers
-from evalcore.config import InputLimits
+from evalcore.config.models import InputLimits
 from evalcore.errors import DocumentError
 from evalcore.schema import SourceDocument, sha256_bytes
 
@@ -309,103 +306,14 @@ PAGED_KINDS = frozenset({"pdf"}) | ocr.IMAGE_KINDS
 
 
 # --------------------------------------------------------------------------------------------
-# The cache: in-memory LRU, plus an optional on-disk folder shared by processes on one machine
-# --------------------------------------------------------------------------------------------
-
-
-def cache_dir() -> Path | None:
-    """Where converted text is kept on disk, or None when the disk cache is off.
-
-    ``TRIBUNAL_CACHE_DIR`` sets the root (``<root>/docs/v<N>/``); set it to ``off`` (or ``0``, or
-    empty) to disable. Default: ``$XDG_CACHE_HOME/tribunal`` or ``~/.cache/tribunal``.
-    """
-    configured = os.environ.get("TRIBUNAL_CACHE_DIR")
-    if configured is not None:
-        if configured.strip().lower() in {"", "0", "off", "none", "false"}:
-            return None
-        root = Path(configured).expanduser()
-    else:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        root = (Path(xdg) if xdg else Path.home() / ".cache") / "tribunal"
-    return root / "docs" / f"v{CONVERTER_VERSION}"
-
-
-class _TextCache:
-    """Thread-safe LRU of converted texts by (sha256, kind)."""
-
-    def __init__(self, max_entries: int = 4096) -> None:
-        self.max_entries = max_entries
-        self._items: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    def get(self, key: tuple[str, str]) -> str | None:
-        with self._lock:
-            text = self._items.get(key)
-            if text is not None:
-                self._items.move_to_end(key)
-            return text
-
-    def count(self, hit: bool) -> None:
-        with self._lock:
-            if hit:
-                self.hits += 1
-            else:
-                self.misses += 1
-
-    def put(self, key: tuple[str, str], text: str) -> None:
-        with self._lock:
-            self._items[key] = text
-            self._items.move_to_end(key)
-            while len(self._items) > self.max_entries:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self.hits = self.misses = 0
-
-
-_memory = _TextCache()
-
-
-def clear_cache() -> None:
-    """Empty the in-memory cache (the disk cache is left alone)."""
-    _memory.clear()
-
-
-def cache_stats() -> dict[str, int]:
-    """Conversions served from the cache vs done, since the last ``clear_cache``."""
-    return {"hits": _memory.hits, "misses": _memory.misses}
-
-
-def _disk_get(folder: Path | None, sha: str, kind: str) -> str | None:
-    if folder is None:
-        return None
-    try:
-        return (folder / f"{sha}.{kind}.txt").read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def _disk_put(folder: Path | None, sha: str, kind: str, text: str) -> None:
-    """Best effort, atomic (temp file + rename): a failed cache write never fails a conversion."""
-    if folder is None:
-        return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{sha}.", suffix=".tmp", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, folder / f"{sha}.{kind}.txt")
-    except OSError:
-        pass
-
-
-# --------------------------------------------------------------------------------------------
 # The public entry point
 # --------------------------------------------------------------------------------------------
+
+
+def documents_dir() -> Path | None:
+    """Where converted text is kept on disk (``<cache root>/docs/v<N>/``), or None when it is off."""
+    root = cache.cache_root()
+    return None if root is None else root / "docs" / f"v{CONVERTER_VERSION}"
 
 
 _NOT_CACHED = frozenset({"txt", "md"})
@@ -437,17 +345,17 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
         plain = _convert_uncached(name, kind, data, limits)
         return SourceDocument(name=name, kind=kind, sha256=sha, text=plain, size_bytes=len(data))
     key = (sha, kind)
-    text = _memory.get(key)
+    text = cache.memory.get(key)
     if text is None:
-        folder = cache_dir()
-        text = _disk_get(folder, sha, kind)
-        _memory.count(hit=text is not None)
+        folder = documents_dir()
+        text = cache.disk_get(folder, sha, kind)
+        cache.memory.count(hit=text is not None)
         if text is None:
             text = _convert_uncached(name, kind, data, limits)
-            _disk_put(folder, sha, kind, text)
-        _memory.put(key, text)
+            cache.disk_put(folder, sha, kind, text)
+        cache.memory.put(key, text)
     else:
-        _memory.count(hit=True)
+        cache.memory.count(hit=True)
     if kind in PAGED_KINDS:
         paged = ocr.PagedText.model_validate_json(text)
         return SourceDocument(name=name, kind=kind, sha256=sha, text=paged.text(), size_bytes=len(data),

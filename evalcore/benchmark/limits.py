@@ -6,7 +6,7 @@ file that inflates to gigabytes (a decompression bomb: a 3 MB .docx whose XML un
 million-row spreadsheet or a source too long to index must be refused with a reason, naming the
 limit and how to raise it, before it can take that process down.
 
-What is checked, and when (the ceilings are ``evalcore.config.InputLimits``):
+What is checked, and when (the ceilings are ``evalcore.config.models.InputLimits``):
 
 * before conversion, from the bytes alone: the file's size; for docx/xlsx/pptx (zip archives) the
   number of parts and their total *declared* uncompressed size, read from the archive's directory
@@ -34,8 +34,8 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from evalcore import fs
-from evalcore.config import InputLimits
+from evalcore.config.models import InputLimits
+from evalcore.storage import fs
 
 ARCHIVE_KINDS = frozenset({"docx", "xlsx", "pptx"})
 """Document kinds stored as zip archives (Office Open XML)."""

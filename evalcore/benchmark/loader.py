@@ -33,12 +33,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from evalcore import fs
 from evalcore.benchmark import limits as input_limits
 from evalcore.benchmark.documents import convert
-from evalcore.config import InputLimits
+from evalcore.config.models import InputLimits
 from evalcore.errors import BenchmarkError, DocumentError
 from evalcore.schema import Criterion, Rejection, SourceDocument, Task
+from evalcore.storage import fs
 
 TASKS_FOLDER = "tasks"
 TASK_FILE = "task.json"

@@ -35,10 +35,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evalcore import fs
+from evalcore.benchmark import cache
+from evalcore.benchmark.pages import page_heading
 from evalcore.errors import TribunalError
-from evalcore.pages import page_heading
 from evalcore.schema import PageInfo
+from evalcore.storage import fs
 
 ENGINE_VERSION = 1
 """Bump when the engine, its model or the rendering changes: it is part of the OCR cache key."""
@@ -76,7 +77,7 @@ class PagedText(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
     def text(self) -> str:
-        """The document text: every page under its heading line (see `evalcore.pages`)."""
+        """The document text: every page under its heading line (see `evalcore.benchmark.pages`)."""
         return "\n\n".join(f"{page_heading(p.number, ocr=p.ocr)}\n{p.text}".rstrip() for p in self.pages)
 
     def infos(self) -> list[PageInfo]:
@@ -211,10 +212,8 @@ def default_cache_uri() -> str | None:
     configured = os.environ.get("TRIBUNAL_OCR_CACHE")
     if configured is not None:
         return None if configured.strip().lower() in {"", "0", "off", "none", "false"} else configured
-    from evalcore.benchmark.documents import cache_dir
-
-    docs = cache_dir()
-    return None if docs is None else str(docs.parent.parent / "ocr")
+    root = cache.cache_root()
+    return None if root is None else str(root / "ocr")
 
 
 def cache_location() -> tuple[str | None, str | None]:

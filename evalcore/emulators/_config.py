@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic.dataclasses import dataclass
 
-from evalcore.config import Price
+from evalcore.config.models import Price
 
 # ---------------------------------------------------------------------------------------------
 # Behaviours: what the emulator does with ONE request (the script is consumed in order).

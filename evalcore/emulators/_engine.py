@@ -38,7 +38,7 @@ from evalcore.emulators._config import (
 )
 from evalcore.emulators._limits import RateLimiter, RateSnapshot
 from evalcore.emulators.responders import Answer, EmulatedRequest, OfflineResponder, Responder
-from evalcore.prompt_cache import CachePlan, PrefixCache
+from evalcore.vendors.prompt_cache import CachePlan, PrefixCache
 
 
 class Outcome(StrEnum):

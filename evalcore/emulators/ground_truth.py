@@ -13,9 +13,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from evalcore.emulators.responders import EmulatedRequest, ScriptedResponder
-from evalcore.ground_truth import GroundTruth
 from evalcore.prompts import parse_prompt
 from evalcore.schema import Submission
+from evalcore.synth.ground_truth import GroundTruth
 
 
 def owners(submissions: Iterable[Submission]) -> dict[str, tuple[str, str]]:

@@ -71,7 +71,7 @@ class ScriptedResponder:
 
 
 class OfflineResponder:
-    """The default: the offline vendor's deterministic heuristics (`evalcore.offline.answer`).
+    """The default: the offline vendor's deterministic heuristics (`evalcore.grading.offline.answer`).
 
     With `personas`, each answer is then bent by the persona of the model (or vendor) asked, so
     three emulated judges can disagree, be lenient, prefer their own family's work, or audit with
@@ -83,7 +83,7 @@ class OfflineResponder:
         self.personas = personas
 
     def __call__(self, request: EmulatedRequest) -> Answer:
-        offline = importlib.import_module("evalcore.offline")  # lazy: a separate, heavier module
+        offline = importlib.import_module("evalcore.grading.offline")  # lazy: a separate, heavier module
         answer: dict[str, Any] = offline.answer(request.system, request.user, request.schema_name)
         if self.personas is None:
             return answer

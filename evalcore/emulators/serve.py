@@ -17,7 +17,8 @@ from typing import Any, TextIO
 import yaml
 from pydantic import SecretStr, ValidationError
 
-from evalcore.config import RateLimits, TribunalConfig, VendorConfig, load_config
+from evalcore.config.load import load_config
+from evalcore.config.models import RateLimits, TribunalConfig, VendorConfig
 from evalcore.emulators._config import (
     BatchSettings,
     EmulatorConfig,

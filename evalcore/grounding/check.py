@@ -16,6 +16,7 @@ import bisect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalcore.benchmark.pages import locate_page
 from evalcore.grounding.claims import (
     HISTORICAL,
     PRESENT,
@@ -43,7 +44,6 @@ from evalcore.grounding.references import reference_findings
 from evalcore.grounding.sources import index_sources
 from evalcore.grounding.text import Spans, enclosing, keywords, sentence_bounds, tokens_with_offsets
 from evalcore.grounding.values import Value, duration_direction, find_values, value_contexts, value_key
-from evalcore.pages import locate_page
 from evalcore.schema import SourceDocument
 
 

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.schema import Criterion, Deliverable, SourceDocument
-from evalcore.vendors.base import JudgeRequest
+from evalcore.vendors.protocol import JudgeRequest
 
 PROMPT_DIR = Path(__file__).parent
 VERSION = "v1"

@@ -1,30 +1,15 @@
-"""Judge vendors behind one protocol: adapters, the retry policy, the rate budget, preflight.
+"""Judge vendors behind one protocol.
 
-Public surface (importing this package imports no vendor SDK; each adapter's SDK is imported when
-a vendor of that kind is created):
+    evalcore.vendors.protocol   Vendor.complete / complete_many / aclose, JudgeRequest, JudgeReply, Usage
+    evalcore.vendors.registry   create_vendor(cfg, *, budget=None) -> Vendor; the adapter names
+    evalcore.vendors.adapters   one small adapter per SDK (openai, anthropic, xai) + offline and zero-work
+    evalcore.vendors.budget     RateBudget: the per-account rate budget (requests and tokens per minute)
+    evalcore.vendors.batch      batch mode: the queue, the journal, each vendor's batch API
+    evalcore.vendors.preflight  one minimal structured call per vendor before a sweep
 
-    create_vendor(cfg, *, budget=None) -> Vendor          # evalcore.vendors.registry
-    Vendor.complete / complete_many / aclose              # evalcore.vendors.base
-    RateBudget(rpm, tpm, *, safety, window_s, ...)        # evalcore.vendors.budget
-    preflight(cfgs) -> [PreflightResult]; raise_if_failed(results)
+This package exports only the protocol; importing it imports no SDK and no other part.
 """
 
-from evalcore.vendors.base import JudgeReply, JudgeRequest, Usage, Vendor
-from evalcore.vendors.budget import RateBudget, Reservation
-from evalcore.vendors.preflight import PreflightResult, preflight, raise_if_failed
-from evalcore.vendors.registry import adapters, create_vendor, register
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, Usage, Vendor
 
-__all__ = [
-    "JudgeReply",
-    "JudgeRequest",
-    "PreflightResult",
-    "RateBudget",
-    "Reservation",
-    "Usage",
-    "Vendor",
-    "adapters",
-    "create_vendor",
-    "preflight",
-    "raise_if_failed",
-    "register",
-]
+__all__ = ["JudgeReply", "JudgeRequest", "Usage", "Vendor"]

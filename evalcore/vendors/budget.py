@@ -43,7 +43,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from evalcore.config import RateLimits, VendorConfig
+from evalcore.config.models import RateLimits, VendorConfig
 
 INF = math.inf
 _MARGIN_S = 1e-6  # keeps "one window after" strictly after, whatever float rounding does

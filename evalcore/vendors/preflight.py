@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ConfigError, PreflightError, VendorError
 from evalcore.schema import CallRow, PreflightAnswer
-from evalcore.vendors.base import Vendor
+from evalcore.vendors.protocol import Vendor
 from evalcore.vendors.registry import create_vendor
 
-if TYPE_CHECKING:  # evalcore.calls imports the vendor base, whose package imports this module
-    from evalcore.calls import GradingContext
+if TYPE_CHECKING:  # evalcore.grading.calls imports the vendor base, whose package imports this module
+    from evalcore.grading.calls import GradingContext
 
 PREFLIGHT_MAX_ATTEMPTS = 3
 PREFLIGHT_DEADLINE_S = 60.0
@@ -65,7 +65,7 @@ def _short_policy(cfg: VendorConfig) -> VendorConfig:
 async def _one(
     cfg: VendorConfig, vendor: Vendor | None, kwargs: Mapping[str, Any], ctx: GradingContext
 ) -> PreflightResult:
-    from evalcore.calls import call_row
+    from evalcore.grading.calls import call_row
     from evalcore.prompts import render_preflight
 
     request = render_preflight().request_for(cfg)
@@ -111,7 +111,7 @@ async def preflight(
     vendor is created with a short retry policy and closed afterwards. `kwargs` go to
     `create_vendor`. Each result carries its call row, stamped with `run_id` and no submission.
     """
-    from evalcore.calls import GradingContext
+    from evalcore.grading.calls import GradingContext
 
     live = vendors or {}
     ctx = GradingContext(run_id=run_id, grading_id="preflight", submission_id="", system="", task_id="", area="")

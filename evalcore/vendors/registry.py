@@ -12,11 +12,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from evalcore.errors import ConfigError
-from evalcore.vendors.base import Vendor
-from evalcore.vendors.batch import BatchAPI
+from evalcore.vendors.batch.protocol import BatchAPI
+from evalcore.vendors.protocol import Vendor
 
 if TYPE_CHECKING:  # the configuration validates `adapter:` against this registry, so it imports us
-    from evalcore.config import VendorConfig
+    from evalcore.config.models import VendorConfig
 
 AdapterFactory = Callable[..., Vendor]
 
@@ -71,21 +71,21 @@ def create_vendor(cfg: VendorConfig, **kwargs: Any) -> Vendor:
 
 @register("openai")
 def _openai() -> AdapterFactory:
-    from evalcore.vendors.openai import OpenAIVendor
+    from evalcore.vendors.adapters.openai import OpenAIVendor
 
     return OpenAIVendor
 
 
 @register("anthropic")
 def _anthropic() -> AdapterFactory:
-    from evalcore.vendors.anthropic import AnthropicVendor
+    from evalcore.vendors.adapters.anthropic import AnthropicVendor
 
     return AnthropicVendor
 
 
 @register("xai")
 def _xai() -> AdapterFactory:
-    from evalcore.vendors.xai import XAIVendor
+    from evalcore.vendors.adapters.xai import XAIVendor
 
     return XAIVendor
 
@@ -124,34 +124,34 @@ def create_batch_api(cfg: VendorConfig) -> BatchAPI:
 
 @register_batch("openai")
 def _openai_batch() -> Any:
-    from evalcore.vendors.openai_batch import OpenAIBatch
+    from evalcore.vendors.batch.openai import OpenAIBatch
 
     return OpenAIBatch
 
 
 @register_batch("anthropic")
 def _anthropic_batch() -> Any:
-    from evalcore.vendors.anthropic_batch import AnthropicBatch
+    from evalcore.vendors.batch.anthropic import AnthropicBatch
 
     return AnthropicBatch
 
 
 @register_batch("xai")
 def _xai_batch() -> Any:
-    from evalcore.vendors.xai_batch import XAIBatch
+    from evalcore.vendors.batch.xai import XAIBatch
 
     return XAIBatch
 
 
 @register("offline", needs_key=False)
 def _offline() -> AdapterFactory:
-    from evalcore.vendors.offline import OfflineVendor
+    from evalcore.vendors.adapters.offline import OfflineVendor
 
     return OfflineVendor
 
 
 @register("zero", needs_key=False)
 def _zero() -> AdapterFactory:
-    from evalcore.vendors.zero import ZeroVendor
+    from evalcore.vendors.adapters.zero import ZeroVendor
 
     return ZeroVendor

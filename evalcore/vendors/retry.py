@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from evalcore.config import RetryPolicy
+from evalcore.config.models import RetryPolicy
 from evalcore.errors import ErrorKind
 
 

@@ -61,9 +61,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from evalcore.config import VendorConfig
-from evalcore.vendors.base import Vendor
+from evalcore.config.models import VendorConfig
 from evalcore.vendors.budget import VENDOR_BURST_S, RateBudget
+from evalcore.vendors.protocol import Vendor
 from evalcore.vendors.registry import create_vendor
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from evalcore.config import InputLimits
-from evalcore.validate import validate
+from evalcore.benchmark.validate import validate
+from evalcore.config.models import InputLimits
 from tests.badinputs.build import CASES, REPO, SAMPLE, Case, build
 
 ADDRESS_SPACE_CAP = 4 * 2**30
@@ -29,8 +29,8 @@ ADDRESS_SPACE_CAP = 4 * 2**30
 
 _ISOLATED = """
 import json, resource, sys
-from evalcore.config import InputLimits
-from evalcore.validate import validate
+from evalcore.config.models import InputLimits
+from evalcore.benchmark.validate import validate
 report = validate(sys.argv[1], sys.argv[2], limits=InputLimits(**json.loads(sys.argv[3])))
 peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"report": report.model_dump(mode="json"), "peak_mb": peak_mb}))

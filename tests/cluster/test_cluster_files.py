@@ -35,7 +35,7 @@ import pytest
 import ray
 import yaml
 
-from evalcore.config import load_config
+from evalcore.config.load import load_config
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "cluster"

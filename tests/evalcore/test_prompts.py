@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalcore.config import load_config
+from evalcore.config.load import load_config
 from evalcore.prompts import (
     escape,
     new_boundary,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from evalcore.calls import GradingContext
+from evalcore.grading.calls import GradingContext
 from evalcore.schema import CallRow, GradingRow, RowIdentity, SubmissionRow, VerdictRow
-from evalcore.store import arrow_schema, rows_to_table
+from evalcore.storage.store import arrow_schema, rows_to_table
 
 CTX = GradingContext("run", "g1", "sys::a/t", "sys", "a/t", "a")
 

@@ -24,8 +24,13 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from evalcore.benchmark.documents import convert  # noqa: E402
-from evalcore.config import load_config  # noqa: E402
-from evalcore.ground_truth import expected_leaderboard, expected_scores, load_ground_truth, span_problems  # noqa: E402
+from evalcore.config.load import load_config  # noqa: E402
+from evalcore.synth.ground_truth import (  # noqa: E402
+    expected_leaderboard,
+    expected_scores,
+    load_ground_truth,
+    span_problems,
+)
 from examples.generate_sample import make_scanned_pdf  # noqa: E402
 from examples.sample_gen import real_estate  # noqa: E402
 from examples.sample_gen.build import SampleError, all_tasks, build_sample, build_task  # noqa: E402

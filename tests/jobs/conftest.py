@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.config import TribunalConfig, load_config
+from evalcore.config.load import load_config
+from evalcore.config.models import TribunalConfig
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"
 WRONG_KEY_ENV = "TRIBUNAL_TEST_WRONG_KEY"

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 import ray
 
-from evalcore.config import VendorConfig, load_config
+from evalcore.config.load import load_config
+from evalcore.config.models import VendorConfig
 from evalcore.schema import CallRow, DetectionAnswer, RubricAnswer
-from evalcore.store import write_shard
-from evalcore.vendors.base import JudgeReply, JudgeRequest
+from evalcore.storage.store import write_shard
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest
 from jobs.actors import RemoteVendor, VendorActor
 
 pytestmark = pytest.mark.ray

@@ -18,16 +18,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evalcore import fs
 from evalcore.benchmark.loader import load_benchmark
-from evalcore.config import TribunalConfig
+from evalcore.config.models import TribunalConfig
 from evalcore.emulators import BatchSettings, EmulatorConfig, OfflineResponder
 from evalcore.emulators._set import EmulatorThread, start_in_thread
 from evalcore.emulators.ground_truth import ground_truth_responder
-from evalcore.ground_truth import load_ground_truth
-from evalcore.journal import load_all
-from evalcore.store import read_table
-from evalcore.submissions import load_submissions
+from evalcore.storage import fs
+from evalcore.storage.store import read_table
+from evalcore.submissions.loader import load_submissions
+from evalcore.synth.ground_truth import load_ground_truth
+from evalcore.vendors.batch.journal import load_all
 from jobs.batch import with_batch
 from jobs.cli import app
 from jobs.reduce import reduce_run

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from evalcore.benchmark.loader import load_benchmark
-from evalcore.config import load_config
-from evalcore.estimate import estimate
-from evalcore.submissions import load_submissions
+from evalcore.config.load import load_config
+from evalcore.grading.estimate import estimate
+from evalcore.submissions.loader import load_submissions
 from jobs.cli import app
 from tests.jobs.conftest import SAMPLE
 

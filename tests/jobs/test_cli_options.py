@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from evalcore.config import load_config
+from evalcore.config.load import load_config
 from evalcore.errors import TribunalError
 from jobs.cli import app
 from jobs.sweep import SweepOptions

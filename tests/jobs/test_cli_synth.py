@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evalcore.ground_truth import load_ground_truth
+from evalcore.synth.ground_truth import load_ground_truth
 from jobs.cli import app
 
 SAMPLE = Path(__file__).resolve().parents[2] / "examples" / "sample"

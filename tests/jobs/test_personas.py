@@ -17,8 +17,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evalcore.config import load_config
-from evalcore.store import read_table
+from evalcore.config.load import load_config
+from evalcore.storage.store import read_table
 from jobs.calibrate import calibrate_run
 from jobs.cli import app
 from jobs.compare import compare_runs

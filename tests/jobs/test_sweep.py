@@ -16,11 +16,11 @@ import pyarrow.compute as pc
 import pytest
 import yaml
 
-from evalcore import fs
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.emulators import EmulatorConfig, FixedLatency, OfflineResponder
 from evalcore.emulators._set import start_in_thread
-from evalcore.store import RunRecord, read_json, read_table
+from evalcore.storage import fs
+from evalcore.storage.store import RunRecord, read_json, read_table
 from jobs.sweep import SweepOptions, run_sweep
 from tests.conftest import create_bucket
 from tests.jobs.conftest import SAMPLE, WRONG_KEY, WRONG_KEY_ENV, emulated_config
@@ -337,7 +337,7 @@ def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_n
 def test_a_bad_submission_is_rejected_by_name_and_the_rest_of_the_sweep_goes_on(ray_local, tmp_path) -> None:
     import shutil
 
-    from evalcore.config import load_config
+    from evalcore.config.load import load_config
 
     subs = tmp_path / "submissions"
     shutil.copytree(SAMPLE / "submissions", subs)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.config import load_config
-from evalcore.store import read_table
+from evalcore.config.load import load_config
+from evalcore.storage.store import read_table
 from jobs.sweep import SweepOptions, run_sweep
 from tests.badinputs.build import MB, MSA_DOCX, SAMPLE, docx_bomb, random_text_bytes
 

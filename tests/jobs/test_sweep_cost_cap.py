@@ -6,11 +6,11 @@ from __future__ import annotations
 import pyarrow.compute as pc
 import pytest
 
-from evalcore import fs
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
-from evalcore.journal import load_all
-from evalcore.store import SUCCESS, read_table
+from evalcore.storage import fs
+from evalcore.storage.store import SUCCESS, read_table
+from evalcore.vendors.batch.journal import load_all
 from jobs.batch import with_batch
 from jobs.sweep import SweepOptions, run_sweep
 from tests.jobs.conftest import SAMPLE, emulated_config

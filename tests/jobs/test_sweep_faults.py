@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.config import RateLimits, RetryPolicy, TribunalConfig
+from evalcore.config.models import RateLimits, RetryPolicy, TribunalConfig
 from evalcore.emulators import EmulatorConfig, OfflineResponder
 from evalcore.emulators._config import FaultRates
 from evalcore.emulators._set import start_in_thread
@@ -37,7 +37,7 @@ there, more than it serves inside the timeout."""
 
 @pytest.fixture(scope="module")
 def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from evalcore.synth import synthesize
+    from evalcore.synth.scale import synthesize
 
     out = tmp_path_factory.mktemp("synth")
     synthesize(SAMPLE, None, N_SUBMISSIONS, out, seed=7)

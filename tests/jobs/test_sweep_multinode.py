@@ -46,7 +46,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.mark.ray
 def test_sweep_on_a_two_node_cluster_grades_on_the_worker_node(tmp_path) -> None:
-    from evalcore.store import read_json, read_table
+    from evalcore.storage.store import read_json, read_table
 
     with tempfile.TemporaryDirectory(prefix="trs", dir="/tmp") as raytmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from evalcore import fs
-from evalcore.benchmark import documents, ocr
+from evalcore.benchmark import cache as doc_cache
+from evalcore.benchmark import ocr
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
-from evalcore.store import read_table
+from evalcore.storage import fs
+from evalcore.storage.store import read_table
 from examples.sample_gen.scans import DEPOSITION_PAGES, scanned_pdf
 from jobs.ocr import ocr_cache_uri
 from jobs.sweep import SweepOptions, run_sweep
@@ -48,7 +49,7 @@ def test_sweep_ocrs_scans_as_ray_tasks_before_grading_and_cites_their_pages(
     ray_local, s3_server, tmp_path, bench, monkeypatch
 ) -> None:
     monkeypatch.setenv("TRIBUNAL_CACHE_DIR", str(tmp_path / "driver-cache"))  # the driver starts cold
-    documents.clear_cache()
+    doc_cache.clear_cache()
     _bench(tmp_path, bench)
     bucket = create_bucket(s3_server)
     upload_tree(s3_server, tmp_path / "bench", bucket, "bench")
@@ -79,7 +80,7 @@ def test_sweep_ocrs_scans_as_ray_tasks_before_grading_and_cites_their_pages(
         assert {(f["system"], f["evidence_document"], f["evidence_page"]) for f in confirmed} == {
             ("sys-a", "deposition.pdf", "Page 1"), ("sys-b", "deposition.pdf", "Page 1")}  # page 1 of this scan
 
-        documents.clear_cache()
+        doc_cache.clear_cache()
         second = sweep("scans-again")  # a new run over the same benchmark: every page is cached
         assert second.ocr["pages_ocred"] == 0 and second.ocr["pages_cached"] == 2
         assert ocr.engine_pages() == engine_before

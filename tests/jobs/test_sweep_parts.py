@@ -8,8 +8,8 @@ import signal
 import pytest
 from rich.console import Console
 
-from evalcore.calls import GradingContext
-from evalcore.grade import GradeResult
+from evalcore.grading.calls import GradingContext
+from evalcore.grading.grade import GradeResult
 from evalcore.schema import CallRow, SubmissionRow
 from jobs.sweep import Interrupt, ShardResult, SweepSummary
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.config import VendorMode, load_config
+from evalcore.config.load import load_config
+from evalcore.config.models import VendorMode
 from evalcore.errors import TribunalError
 from jobs.sweep import SweepOptions, check_resumable, check_reusable, config_fingerprint, run_record
 

@@ -11,8 +11,9 @@ import shutil
 
 import pytest
 
-from evalcore.config import VendorMode, load_config
-from evalcore.store import read_table
+from evalcore.config.load import load_config
+from evalcore.config.models import VendorMode
+from evalcore.storage.store import read_table
 from jobs.actors import RemoteVendor
 from jobs.sweep import SweepOptions, config_fingerprint, run_sweep
 from jobs.vendor_pool import VendorPool, actor_name, add_up, pool_vendor
@@ -88,13 +89,13 @@ def test_a_429_to_one_actor_pauses_every_actor_of_the_entry(ray_local, tmp_path)
     """A 429 says the account is exhausted: the entry's other actors empty and pause as the one that got it."""
     import ray
 
-    from evalcore.config import RateLimits, VendorConfig
+    from evalcore.config.models import RateLimits, VendorConfig
     from evalcore.emulators import RateLimited
     from evalcore.emulators._set import start_in_thread
     from evalcore.emulators.responders import StaticResponder
     from evalcore.emulators.serve import KEY_ENV
     from evalcore.schema import RubricAnswer
-    from evalcore.vendors.base import JudgeRequest
+    from evalcore.vendors.protocol import JudgeRequest
     from evalcore.vendors.sharding import shard_of
     from jobs.vendor_pool import PooledVendor, start_pool, stats_refs
 

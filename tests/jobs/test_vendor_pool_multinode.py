@@ -29,12 +29,12 @@ SCRIPT = textwrap.dedent(
     import asyncio, json, sys
     import ray
     from ray.cluster_utils import Cluster
-    from evalcore.config import RateLimits, VendorConfig
+    from evalcore.config.models import RateLimits, VendorConfig
     from evalcore.emulators import EmulatorConfig, ServerLimits
     from evalcore.emulators._set import start_in_thread
     from evalcore.emulators.responders import StaticResponder
     from evalcore.schema import RubricAnswer
-    from evalcore.vendors.base import JudgeRequest
+    from evalcore.vendors.protocol import JudgeRequest
     from evalcore.vendors.sharding import shard_of
     from jobs.vendor_pool import PooledVendor, add_up, start_pool, stats_refs
 

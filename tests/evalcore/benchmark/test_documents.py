@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.benchmark import documents
+from evalcore.benchmark import cache, documents
 from evalcore.benchmark.documents import UNREADABLE_SCAN_REASON, convert
 from evalcore.errors import DocumentError
 from evalcore.schema import sha256_bytes
@@ -134,7 +134,7 @@ def test_hash_is_of_the_raw_bytes_and_kind_comes_from_the_extension(docs):
 
 def test_the_same_bytes_are_converted_once(docs, monkeypatch, tmp_path):
     monkeypatch.setenv("TRIBUNAL_CACHE_DIR", str(tmp_path))
-    documents.clear_cache()
+    cache.clear_cache()
     calls = []
     real = documents._CONVERTERS["docx"]
     monkeypatch.setitem(documents._CONVERTERS, "docx", lambda data: calls.append(1) or real(data))
@@ -143,7 +143,7 @@ def test_the_same_bytes_are_converted_once(docs, monkeypatch, tmp_path):
     second = convert("copy/of/a.docx", data)
     assert len(calls) == 1
     assert first.text == second.text and second.name == "copy/of/a.docx"
-    assert documents.cache_stats() == {"hits": 1, "misses": 1}
+    assert cache.cache_stats() == {"hits": 1, "misses": 1}
     cached = list((tmp_path / "docs").rglob(f"{first.sha256}.docx.txt"))
     assert len(cached) == 1 and cached[0].read_text() == first.text
 
@@ -151,14 +151,14 @@ def test_the_same_bytes_are_converted_once(docs, monkeypatch, tmp_path):
 def test_disk_cache_serves_a_new_process_and_can_be_turned_off(docs, monkeypatch, tmp_path):
     monkeypatch.setenv("TRIBUNAL_CACHE_DIR", str(tmp_path))
     data = docs.docx(["From disk"])
-    documents.clear_cache()
+    cache.clear_cache()
     convert("a.docx", data)
-    documents.clear_cache()  # as if a new process: memory empty, disk still there
+    cache.clear_cache()  # as if a new process: memory empty, disk still there
     monkeypatch.setitem(documents._CONVERTERS, "docx", lambda data: pytest.fail("should come from disk"))
     assert convert("a.docx", data).text == "From disk"
 
     monkeypatch.setenv("TRIBUNAL_CACHE_DIR", "off")
-    assert documents.cache_dir() is None
+    assert documents.documents_dir() is None
 
 
 def test_aes_encrypted_pdf_that_opens_without_a_password_is_converted(docs) -> None:

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from evalcore.benchmark import limits
 from evalcore.benchmark.documents import convert
-from evalcore.config import InputLimits, load_config
+from evalcore.config.load import load_config
+from evalcore.config.models import InputLimits
 from evalcore.errors import ConfigError, DocumentError
 
 

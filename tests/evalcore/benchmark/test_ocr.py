@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.benchmark import documents, ocr
+from evalcore.benchmark import cache, ocr
 from evalcore.benchmark.documents import UNREADABLE_SCAN_REASON, convert
+from evalcore.benchmark.pages import HEADING, page_at, page_labels
 from evalcore.errors import DocumentError
-from evalcore.pages import HEADING, page_at, page_labels
 from examples.sample_gen.scans import (
     DEPOSITION_PAGES,
     image_bytes,
@@ -33,9 +33,9 @@ def fresh_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Empty text and OCR caches for this test only (so the engine really runs)."""
     monkeypatch.setenv("TRIBUNAL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TRIBUNAL_OCR_CACHE", raising=False)
-    documents.clear_cache()
+    cache.clear_cache()
     yield tmp_path / "cache"
-    documents.clear_cache()
+    cache.clear_cache()
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +83,7 @@ def test_mixed_pdf_ocrs_only_its_image_pages(fresh_caches):
 def test_ocr_cache_is_hit_on_the_second_load_with_no_engine_call(fresh_caches, deposition):
     data, _ = deposition
     first = convert("deposition.pdf", data)
-    documents.clear_cache()  # the converted-text cache forgets: only the OCR cache can answer
+    cache.clear_cache()  # the converted-text cache forgets: only the OCR cache can answer
     shutil.rmtree(fresh_caches / "docs", ignore_errors=True)
     before = ocr.engine_pages()
     second = convert("deposition.pdf", data)

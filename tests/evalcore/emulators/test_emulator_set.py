@@ -12,7 +12,7 @@ import pytest
 import xai_sdk
 from xai_sdk.chat import user
 
-from evalcore.config import load_config
+from evalcore.config.load import load_config
 from evalcore.emulators import (
     EmulatorConfig,
     EmulatorSet,

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from evalcore import offline
-from evalcore.audit import detect_prompt, flags_for_verification, grounding_candidates
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.emulators import EmulatedRequest, OfflineResponder
 from evalcore.emulators.responders import Persona, PersonaSet, deliverables_fingerprint
+from evalcore.grading import offline
+from evalcore.grading.audit import detect_prompt, flags_for_verification, grounding_candidates
 from evalcore.prompts import RenderedPrompt, render_rubric, render_verify
-from evalcore.reduce import reduce_tables
+from evalcore.results.reduce import reduce_tables
 from evalcore.schema import DetectedFlag, Submission
-from evalcore.store import RunRecord, read_table
-from evalcore.submissions import load_submissions
+from evalcore.storage.store import RunRecord, read_table
+from evalcore.submissions.loader import load_submissions
 from tests.runfolder import RunSpec, build_run
 
 SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample"

@@ -19,7 +19,7 @@ from evalcore.emulators import (
     OpenAIEmulator,
     ScriptedResponder,
 )
-from evalcore.prompt_cache import PrefixCache
+from evalcore.vendors.prompt_cache import PrefixCache
 
 
 class Verdict(BaseModel):

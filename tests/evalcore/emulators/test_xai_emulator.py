@@ -13,7 +13,7 @@ import xai_sdk
 from pydantic import BaseModel
 from xai_sdk.chat import system, user
 
-from evalcore.config import Price
+from evalcore.config.models import Price
 from evalcore.emulators import (
     EmulatorConfig,
     Hang,

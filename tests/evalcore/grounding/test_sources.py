@@ -45,11 +45,11 @@ def test_nested_sharing_blocks_restore_the_outer_index_on_leaving_the_inner() ->
 
 
 def test_findings_against_a_shipped_index_equal_findings_against_one_built_in_place() -> None:
-    from evalcore.audit import grounding_candidates
-    from evalcore.benchmark import load_benchmark
+    from evalcore.benchmark.instructions_only import audit_sources
+    from evalcore.benchmark.loader import load_benchmark
+    from evalcore.grading.audit import grounding_candidates
     from evalcore.grounding import index_sources, sharing_indexes
-    from evalcore.instructions_only import audit_sources
-    from evalcore.submissions import iter_submissions
+    from evalcore.submissions.loader import iter_submissions
 
     tasks = {t.id: t for t in load_benchmark(str(SAMPLE)).tasks}
     subs = [s for s in iter_submissions(str(SAMPLE / "submissions"), tasks) if isinstance(s, Submission)]

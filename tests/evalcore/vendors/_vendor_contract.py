@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.emulators import (
     AuthError,
     BrokenBody,
@@ -29,7 +29,7 @@ from evalcore.emulators import (
 )
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.schema import RubricAnswer
-from evalcore.vendors.base import JudgeRequest
+from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_vendor
 
 KEY = "test-key-not-secret-123"

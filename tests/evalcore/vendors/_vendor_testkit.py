@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind
-from evalcore.vendors._adapter import AdapterBase, Attempt, BadOutput, Classified, M
-from evalcore.vendors.base import JudgeRequest, Usage
+from evalcore.vendors.adapters.common import AdapterBase, Attempt, BadOutput, Classified, M
 from evalcore.vendors.budget import RateBudget
+from evalcore.vendors.protocol import JudgeRequest, Usage
 
 
 class Verdict(BaseModel):

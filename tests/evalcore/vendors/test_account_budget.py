@@ -18,15 +18,15 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.emulators import EmulatorConfig, OpenAIEmulator, ServerLimits, StaticResponder
 from evalcore.emulators._limits import RateLimiter
 from evalcore.errors import VendorError
 from evalcore.prompts import render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer
-from evalcore.vendors.base import JudgeRequest, Vendor
+from evalcore.vendors.adapters.openai import OpenAIVendor
 from evalcore.vendors.budget import RateBudget
-from evalcore.vendors.openai import OpenAIVendor
+from evalcore.vendors.protocol import JudgeRequest, Vendor
 from evalcore.vendors.sharding import create_account_vendors
 
 RPM = 60  # the account's allowance: a bucket of a whole minute (burst_s 60) holds 60 calls

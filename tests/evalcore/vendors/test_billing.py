@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pickle
 
-from evalcore.calls import GradingContext, call_row
 from evalcore.errors import ErrorKind, VendorError
+from evalcore.grading.calls import GradingContext, call_row
 from tests.evalcore.vendors._vendor_testkit import FakeTime, Verdict, bad, request, scripted
 
 

@@ -389,7 +389,7 @@ def test_token_bucket_429_empties_the_model_and_pauses_until_retry_after() -> No
 
 
 def test_from_limits_uses_the_vendors_bucket_and_the_entrys_share_of_its_account() -> None:
-    from evalcore.config import RateLimits
+    from evalcore.config.models import RateLimits
 
     limits = RateLimits(requests_per_minute=600, tokens_per_minute=60_000)
     openai = RateBudget.from_limits(limits, adapter="openai", fraction=2 / 3)

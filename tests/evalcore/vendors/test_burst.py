@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.emulators import EmulatorConfig, ServerLimits, StaticResponder, XAIEmulator
 from evalcore.emulators._limits import RateLimiter
 from evalcore.errors import VendorError
 from evalcore.prompts import render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer
-from evalcore.vendors.base import JudgeRequest
 from evalcore.vendors.budget import RateBudget
+from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_vendor
 
 CALLS = 2000

@@ -17,9 +17,9 @@ import openai
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind
-from evalcore.vendors._adapter import BadOutput, NonModelBody
+from evalcore.vendors.adapters.common import BadOutput, NonModelBody
 from evalcore.vendors.registry import create_vendor
 
 R, T, X, B, F = (

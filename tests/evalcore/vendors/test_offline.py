@@ -7,11 +7,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.prompts import render_preflight, render_rubric
 from evalcore.schema import Criterion, Deliverable, PreflightAnswer, RubricAnswer
-from evalcore.vendors.base import JudgeRequest
+from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_vendor
 
 CFG = VendorConfig.model_validate(

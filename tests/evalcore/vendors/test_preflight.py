@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.emulators import AuthError, EmulatorConfig, EmulatorSet, ServerError
 from evalcore.errors import PreflightError
 from evalcore.vendors.preflight import preflight, raise_if_failed

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalcore.config import RetryPolicy
+from evalcore.config.models import RetryPolicy
 from evalcore.emulators._limits import openai_duration
 from evalcore.errors import ErrorKind, VendorError
-from evalcore.vendors._headers import RateInfo, parse_duration, parse_rate_info, parse_retry_after
+from evalcore.vendors.adapters._headers import RateInfo, parse_duration, parse_rate_info, parse_retry_after
 from evalcore.vendors.retry import Failure, RetryState, backoff_s, next_delay
 from tests.evalcore.vendors._vendor_testkit import Fail, FakeTime, Verdict, bad, request, scripted
 

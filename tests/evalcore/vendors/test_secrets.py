@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.emulators import (
     AnthropicEmulator,
     AuthError,
@@ -34,7 +34,7 @@ from evalcore.emulators import (
 )
 from evalcore.errors import VendorError
 from evalcore.schema import RubricAnswer
-from evalcore.vendors.base import JudgeRequest
+from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_vendor
 
 SENTINEL = "sk-SENTINEL-not-a-real-key-123"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.config import RateLimits, VendorConfig
+from evalcore.config.models import RateLimits, VendorConfig
 from evalcore.vendors.budget import ARRIVAL_S, RateBudget, scale_header
 from evalcore.vendors.sharding import (
     ShardBudget,

@@ -8,8 +8,8 @@ import pytest
 
 from evalcore.emulators import XAIEmulator
 from evalcore.schema import RubricAnswer
+from evalcore.vendors.adapters.xai import split_endpoint
 from evalcore.vendors.registry import create_vendor
-from evalcore.vendors.xai import split_endpoint
 from tests.evalcore.vendors._vendor_contract import VendorContract, judge_request
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from evalcore.config import VendorConfig
+from evalcore.config.models import VendorConfig
 from evalcore.schema import DetectionAnswer, PreflightAnswer, RubricAnswer, VerificationAnswer
-from evalcore.vendors.base import JudgeRequest
+from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import adapters, create_vendor
 
 

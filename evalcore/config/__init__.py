@@ -1,0 +1,1 @@
+"""Configuration: the run's settings model, how it is loaded, and its defaults (defaults.yaml)."""

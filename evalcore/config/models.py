@@ -1,0 +1,366 @@
+"""Configuration models: one model for the whole run (loaded by `evalcore.config.load`).
+
+Sources, later ones winning key by key (mappings merge, lists and values replace):
+`config/defaults.yaml` → the user's YAML (`--config`) → `TRIBUNAL_<KEY>` environment variables
+(nested keys joined with `__`, e.g. `TRIBUNAL_AUDIT__MODE=always`, `TRIBUNAL_SEED=7`) → explicit
+overrides. pydantic-settings reads and merges them (`TribunalSettings`); the result is validated
+as a plain `TribunalConfig`, which is what every other module and run.json see.
+
+Every model forbids unknown keys: a misspelled key (`bootstrap_sample`, an auditor's `modle`) is
+an error naming the file, the key and its closest valid name, never a silently ignored setting.
+
+Secrets live only in the environment: a vendor names the variable holding its key
+(`api_key_env`), the key is read when the client is created and is never stored in a config
+object, serialised into run.json, logged or put into an exception.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from evalcore.grading.scoring import PANEL_SIZE, AuditMode
+
+#: Judge calls per second one vendor actor is given by default: the per-actor ceiling measured with
+#: the real SDKs against a zero-latency emulator (benchmarks/actor_ceiling.py), with headroom.
+ACTOR_CALLS_PER_S = 150.0
+# validation-context key under which the loader passes the registered adapter names
+ADAPTERS_CONTEXT = "registered_adapters"
+
+
+class VendorMode(StrEnum):
+    """Where the judges' answers come from (`--vendors`)."""
+
+    REAL = "real"
+    """The configured vendors, keys from the environment variables the configuration names."""
+    EMULATED = "emulated"
+    """Local emulators of each vendor's wire protocol, answering with the offline heuristics."""
+    OFFLINE = "offline"
+    """The in-process offline adapter: no network at all."""
+
+
+class _Strict(BaseModel):
+    """Base of every configuration model: an unknown key is an error, never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Price(_Strict):
+    """USD per 1M tokens."""
+
+    input: float = 0.0
+    cached_input: float = 0.0
+    output: float = 0.0
+
+    batch: Price | None = Field(
+        default=None,
+        description="USD per 1M tokens through the vendor's batch API; None = half of the above "
+        "(what OpenAI, Anthropic and xAI charge for batches).",
+    )
+
+    def for_batch(self) -> Price:
+        """The prices of a batched call."""
+        if self.batch is not None:
+            return self.batch
+        return Price(input=self.input / 2, cached_input=self.cached_input / 2, output=self.output / 2)
+
+    def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
+        """Cost of one call; cached input tokens are a subset of input tokens, priced separately."""
+        uncached = max(input_tokens - cached_input_tokens, 0)
+        return (
+            uncached * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output
+        ) / 1_000_000
+
+
+class RateLimits(_Strict):
+    """A vendor's published limits for this account and model, and how the vendor enforces them.
+
+    Entries sharing one account (same adapter, endpoint and key variable) state the account's
+    limits; the configuration takes the lowest stated, and a sweep, `grade` and `grade-one` serve
+    the entries of one account with one budget of those limits, so together they never exceed them.
+    """
+
+    requests_per_minute: int = Field(default=600, gt=0)
+    tokens_per_minute: int = Field(default=2_000_000, gt=0)
+    algorithm: Literal["token_bucket", "sliding_window"] = Field(
+        default="token_bucket",
+        description="How the vendor counts: a bucket refilled continuously, or a strict sliding minute.",
+    )
+    burst_s: float | None = Field(
+        default=None,
+        gt=0,
+        le=60,
+        description="Seconds of refill the vendor's bucket holds (60: the whole minute; 1: per-second "
+        "slices). None: the vendor's own (evalcore.vendors.budget.VENDOR_BURST_S).",
+    )
+
+
+class RetryPolicy(_Strict):
+    """One retry policy for every vendor (SDK retries are off)."""
+
+    max_attempts: int = Field(default=6, ge=1)
+    deadline_s: float = Field(default=900.0, gt=0)
+    base_delay_s: float = Field(default=0.5, ge=0)
+    max_delay_s: float = Field(default=60.0, gt=0)
+    bad_output_retries: int = Field(default=2, ge=0)
+
+
+class BatchLimits(_Strict):
+    """What one batch may hold for this vendor (its batch API's documented caps, or lower)."""
+
+    max_requests: int = Field(default=10_000, gt=0, description="Requests per batch.")
+    max_bytes: int = Field(default=100_000_000, gt=0, description="Serialized request bytes per batch.")
+
+
+class VendorConfig(_Strict):
+    """One judge or auditor: which adapter, which model, its settings, limits and prices."""
+
+    adapter: str = Field(
+        description="Name of a registered adapter (evalcore.vendors.registry): openai, anthropic, xai, offline, "
+        "zero, or any adapter registered with `@register(name)`."
+    )
+    name: str = Field(description="Name of this judge in tables (usually the vendor).")
+    family: str = Field(description="Model family, for self-family preference (openai, xai, anthropic).")
+    model: str
+    reasoning_effort: str | None = None
+    max_output_tokens: int = Field(default=2048, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    endpoint: str | None = Field(default=None, description="Base URL (HTTP) or host:port (gRPC).")
+    api_key_env: str | None = Field(default=None, description="Environment variable holding the key.")
+    limits: RateLimits = Field(default_factory=RateLimits)
+    price: Price = Field(default_factory=Price)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    prompt_caching: bool = True
+    batch_limits: BatchLimits = Field(default_factory=BatchLimits)
+    warm_prompt_cache: bool = Field(
+        default=True,
+        description="Send one rubric call per shared prefix and wait for its answer before the rest "
+        "(evalcore.vendors.warming): the vendors cache a prefix only once its first request is answering.",
+    )
+    max_in_flight: int = Field(
+        default=512,
+        gt=0,
+        description="Attempts on the wire at once per vendor client (the budget sets the rate; this "
+        "must exceed rate x latency: 600/min at 30 s is 300 in flight).",
+    )
+    budget_share: float = Field(
+        default=1.0,
+        gt=0,
+        description="Weight of this entry in its account's limits when its client is built alone "
+        "(create_vendor). No effect in a sweep, grade or grade-one: entries on one account share one "
+        "budget there (evalcore.vendors.sharding.create_account_vendors).",
+    )
+    account_fraction: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description="Computed by the configuration (not set by hand): the fraction of the account's "
+        "limits this entry's budget may use when its client is built alone (budget_share).",
+    )
+    actors: int | None = Field(
+        default=None,
+        ge=1,
+        description="Vendor actors carrying this entry's account in a sweep (each with 1/N of the account's "
+        "limits, requests routed by hash; evalcore.vendors.sharding; entries of one account: the most "
+        "stated). None: enough for the account's rate at actor_calls_per_s.",
+    )
+    actor_calls_per_s: float = Field(
+        default=ACTOR_CALLS_PER_S,
+        gt=0,
+        description="Judge calls per second one vendor actor is given (its measured ceiling with "
+        "headroom, benchmarks/actor_ceiling.py); an entry whose rate exceeds it gets more actors.",
+    )
+
+    def account(self) -> tuple[str, str, str]:
+        """Entries with the same adapter, endpoint and key variable draw on one vendor account."""
+        return (self.adapter, self.endpoint or "", self.api_key_env or "")
+
+    @field_validator("adapter")
+    @classmethod
+    def _registered_adapter(cls, value: str, info: ValidationInfo) -> str:
+        """Checked against the registry's names when the loader passes them (`evalcore.config.load`).
+
+        The names come in the validation context, so this model imports no vendor code; registering
+        an adapter stays the only step to add a vendor.
+        """
+        known = (info.context or {}).get(ADAPTERS_CONTEXT)
+        if known is not None and value not in known:
+            close = difflib.get_close_matches(value, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown adapter {value!r}{hint}; registered adapters: {', '.join(known)}")
+        return value
+
+    def api_key(self) -> SecretStr | None:
+        """Read the key from the environment at the moment a client is built; never stored."""
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env)
+        return SecretStr(value) if value else None
+
+
+class AuditConfig(_Strict):
+    """Stage B settings."""
+
+    mode: AuditMode = Field(
+        default=AuditMode.SCORED, description="scored: audit only task score > 0 (the rule); always: debug."
+    )
+    grounding_candidates: bool = Field(default=True, description="Give Stage 1 the grounding flags.")
+
+
+class OcrConfig(_Strict):
+    """OCR of scanned pages (`evalcore.benchmark.ocr`): what counts as a page to check by eye."""
+
+    low_confidence: float = Field(
+        default=70.0, ge=0.0, le=100.0,
+        description="An OCR'd page whose mean word confidence (0-100) is below this is a warning in `tribunal validate`.",
+    )
+
+
+class PromptBudget(_Strict):
+    """Token budgets per prompt (estimated at 4 characters per token); over budget -> too_long."""
+
+    rubric_tokens: int = 180_000
+    audit_tokens: int = 180_000
+    chars_per_token: float = 4.0
+
+
+class InputLimits(_Strict):
+    """Ceilings on what reading one input file may cost (task documents and submitted deliverables).
+
+    Why: inputs come from benchmark authors and from the evaluated systems; one hostile or broken
+    file (a decompression bomb, a million-row spreadsheet) must be refused with a reason instead of
+    exhausting the memory of the process that loads every other input. The defaults are far above
+    any real legal document; each refusal names the limit to raise (``input_limits.<name>`` in
+    ``--config``). Applied by ``evalcore.benchmark.limits``.
+    """
+
+    max_file_bytes: int = Field(default=64 * 2**20, gt=0, description="Size of one file as stored.")
+    max_unpacked_bytes: int = Field(
+        default=128 * 2**20, gt=0,
+        description="Total uncompressed size of the parts of one docx/xlsx/pptx (they are zip archives).",
+    )
+    max_archive_members: int = Field(default=10_000, gt=0, description="Parts in one docx/xlsx/pptx.")
+    max_sheet_rows: int = Field(default=100_000, gt=0, description="Rows read from one workbook, all sheets.")
+    max_sheet_cells: int = Field(default=1_000_000, gt=0, description="Cells read from one workbook, all sheets.")
+    max_source_chars: int = Field(
+        default=2_000_000, gt=0,
+        description="Text of one task document after conversion (every source is indexed for grounding).",
+    )
+
+
+class BatchConfig(_Strict):
+    """Batch mode: judge calls go through the vendors' batch APIs (half price, hours of latency).
+
+    Requests queue per vendor and are sent as one batch when `max_requests`/`max_bytes` of the
+    vendor's `batch_limits` is reached or `flush_interval_s` after the first request queued; each
+    batch is polled every `poll_interval_s`. Requests that come back errored, expired or cancelled
+    go into a later batch (or online with `retry_online`) under the vendor's retry policy.
+    """
+
+    enabled: bool = Field(default=False, description="tribunal sweep --batch sets this.")
+    flush_interval_s: float = Field(default=30.0, ge=0)
+    poll_interval_s: float = Field(default=60.0, gt=0)
+    retry_online: bool = Field(default=False, description="Retry failed batch requests online (full price).")
+
+
+class TribunalConfig(_Strict):
+    """Everything a run needs besides its inputs; recorded (without secrets) in run.json."""
+
+    judges: list[VendorConfig]
+    auditor: VendorConfig
+    audit: AuditConfig = Field(default_factory=AuditConfig)
+    prompt_budget: PromptBudget = Field(default_factory=PromptBudget)
+    ocr: OcrConfig = Field(default_factory=OcrConfig)
+    batch: BatchConfig = Field(default_factory=BatchConfig)
+    family_map: dict[str, str] = Field(
+        default_factory=dict, description="Evaluated system name (or prefix) -> model family."
+    )
+    bootstrap_samples: int = 2000
+    seed: int = 20261130
+    input_limits: InputLimits = Field(default_factory=InputLimits)
+
+    @field_validator("judges")
+    @classmethod
+    def _three_judges(cls, value: list[VendorConfig]) -> list[VendorConfig]:
+        if len(value) != PANEL_SIZE:
+            raise ValueError(f"the panel needs exactly {PANEL_SIZE} judges, got {len(value)}")
+        names = [v.name for v in value]
+        if len(set(names)) != PANEL_SIZE:
+            raise ValueError(f"judge names must be distinct, got {names}")
+        return value
+
+    @model_validator(mode="after")
+    def _auditor_name_distinct(self) -> TribunalConfig:
+        if self.auditor.name in {j.name for j in self.judges}:
+            raise ValueError(f"auditor name {self.auditor.name!r} must differ from the judges' names")
+        return self
+
+    @model_validator(mode="after")
+    def _accounts_budgeted_together(self) -> TribunalConfig:
+        """Entries sharing an account never get more than the account's limits, together.
+
+        Whatever files the entries come from, the account's limits are the lowest any of its
+        entries states. Where the entries are built together (sweep, grade, grade-one) they share
+        one budget of those limits (`evalcore.vendors.sharding.create_account_vendors`); each
+        entry's `account_fraction` (its `budget_share` of them) holds for a client built alone.
+        Recomputed identically when the configuration is validated again, e.g. from run.json.
+        """
+        groups: dict[tuple[str, str, str], list[VendorConfig]] = {}
+        for v in self.vendors():
+            if v.adapter != "offline":
+                groups.setdefault(v.account(), []).append(v)
+        updates: dict[str, dict[str, Any]] = {}
+        for members in groups.values():
+            limits = {
+                "requests_per_minute": min(m.limits.requests_per_minute for m in members),
+                "tokens_per_minute": min(m.limits.tokens_per_minute for m in members),
+            }
+            total = sum(m.budget_share for m in members)
+            for m in members:
+                updates[m.name] = {
+                    "limits": m.limits.model_copy(update=limits),
+                    "account_fraction": m.budget_share / total,
+                }
+        # copies: the entries may be objects the caller still holds
+        self.judges = [j.model_copy(update=updates[j.name]) if j.name in updates else j for j in self.judges]
+        if self.auditor.name in updates:
+            self.auditor = self.auditor.model_copy(update=updates[self.auditor.name])
+        return self
+
+    def vendors(self) -> list[VendorConfig]:
+        """Judges then the auditor: each gets its own client; entries on one account share its budget.
+
+        The auditor is a separate entry even when it is the same vendor as a judge: it runs a
+        different model setting (high effort), its own store of paid calls and its own statistics,
+        so a sweep's audit traffic is visible on its own; on the judge's account it draws from
+        the same budget (one actor per account in a sweep).
+        """
+        return [*self.judges, self.auditor]
+
+    def family_of(self, system: str) -> str | None:
+        """Family of an evaluated system: exact name first, then the longest matching prefix."""
+        if system in self.family_map:
+            return self.family_map[system]
+        best = None
+        for prefix, fam in self.family_map.items():
+            if system.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
+                best = (prefix, fam)
+        return best[1] if best else None
+
+    def public_dict(self) -> dict[str, Any]:
+        """The configuration as recorded in run.json (no secrets exist in it by construction)."""
+        return self.model_dump(mode="json")
+
+

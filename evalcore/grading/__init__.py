@@ -1,0 +1,1 @@
+"""Grading: the rubric panel, the hallucination audit, the scoring rules, and the estimate."""

@@ -1,0 +1,342 @@
+"""Know the bill before paying it: every request a sweep would send, counted and priced, unsent.
+
+`estimate` walks the submissions like a sweep: for each it renders the rubric prompts and the
+Stage 1 prompt with the same functions `grade_submission` uses (same fences, same too_long rule,
+the same grounding candidates unless `fast`), binds them to every judge and the auditor, and counts
+calls and input tokens per vendor exactly. Two things are not knowable before the answers come
+back, and are explicit assumptions (`OutputModel`), calibrated from an earlier run when one is
+given (`OutputModel.from_run`, e.g. a pilot on a few submissions):
+
+* output tokens per call (answer + reasoning), per vendor and purpose;
+* which submissions are audited (Stage A must pass) and how many audits raise flags (Stage 2).
+
+The expected cached share comes from replaying the vendors' caching rules (`evalcore.vendors.prompt_cache`,
+the same model the emulators bill by) over the requests in the order a sweep sends them: with cache
+warming, each prefix's first request is answered before the others arrive; without it, a
+submission's criteria arrive together and all miss. Stage 2 is replayed after Stage 1.
+
+Pricing is per mode (`PRICINGS`): "online" uses each vendor's configured price table, "batch" its
+batch prices (`Price.for_batch`: the vendors' batch APIs charge half). A configuration in batch mode
+(`config.batch.enabled`, `tribunal estimate --batch`) is priced "batch" instead of "online": its
+calls all go through the batch APIs, and since batch mode turns cache warming off (a warming round
+would be a whole batch), the replay then sends each submission's criteria together and its
+expected cached share is the cold one. Any further mode in `PRICINGS` is one more cost column.
+
+The lower bound on wall time is what the configured rate limits allow (the budget runs at 95 % of them): calls / requests-per-minute and tokens /
+tokens-per-minute, for the slowest vendor; latency only adds to it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from evalcore.config.models import Price, TribunalConfig, VendorConfig
+from evalcore.grading.audit import detect_prompt, grounding_candidates
+from evalcore.grading.panel import rubric_prompts, too_long_before_rendering, too_long_reason
+from evalcore.prompts import new_boundary, render_verify
+from evalcore.schema import Submission, Task
+from evalcore.vendors.prompt_cache import PrefixCache
+from evalcore.vendors.protocol import JudgeRequest
+from evalcore.vendors.warming import prefix_groups
+
+Purpose = Literal["rubric", "detect", "verify"]
+BUDGET_SHARE = 0.95
+"""The rate budget runs each vendor at this share of its configured limits (vendors/budget.py)."""
+
+PRICINGS: dict[str, Callable[[VendorConfig], Price | None]] = {
+    "online": lambda cfg: cfg.price,
+    "batch": lambda cfg: cfg.price.for_batch(),
+}
+"""Price table of a vendor per pricing mode; a mode whose price is None for a vendor is not shown.
+"online" and "batch" are exclusive: a configuration is priced by the one its `batch.enabled` picks."""
+
+
+def pricing_modes(config: TribunalConfig) -> dict[str, Callable[[VendorConfig], Price | None]]:
+    """The modes `config` is priced in: "batch" in batch mode, else "online" (plus any other mode)."""
+    skip = "online" if config.batch.enabled else "batch"
+    return {mode: price_of for mode, price_of in PRICINGS.items() if mode != skip}
+
+
+class OutputModel(BaseModel):
+    """What cannot be known before sending: output sizes and which submissions are audited."""
+
+    answer_tokens: dict[str, float] = Field(
+        default_factory=lambda: {"rubric": 80.0, "detect": 400.0, "verify": 300.0},
+        description="Visible answer tokens per call, by purpose.",
+    )
+    reasoning_tokens: dict[str, float] = Field(
+        default_factory=lambda: {"none": 0.0, "minimal": 0.0, "low": 128.0, "medium": 512.0, "high": 2048.0, "xhigh": 4096.0},
+        description="Reasoning tokens per call, by the vendor's reasoning effort (billed as output).",
+    )
+    per_vendor: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Measured mean output tokens, vendor -> purpose (from a run); overrides the two above.",
+    )
+    audited_share: float = Field(
+        default=1.0, ge=0, le=1,
+        description="Share of graded submissions audited (task score > 0); 1.0 is the upper bound.",
+    )
+    verify_share: float = Field(default=1.0, ge=0, le=1, description="Share of audits whose Stage 1 raises flags.")
+    verify_flag_tokens: float = Field(default=600.0, ge=0, description="Stage 2 suffix: flags and their passages.")
+    calibrated_from: str | None = None
+
+    def output_tokens(self, cfg: VendorConfig, purpose: str) -> float:
+        """Expected output tokens of one call of `cfg` for `purpose`."""
+        measured = self.per_vendor.get(cfg.name, {}).get(purpose)
+        if measured is not None:
+            return measured
+        return self.answer_tokens.get(purpose, 0.0) + self.reasoning_tokens.get(cfg.reasoning_effort or "none", 0.0)
+
+    @classmethod
+    def from_run(cls, run_uri: str) -> OutputModel:
+        """Calibrate from a run's tables: mean output tokens of its paid successful calls per vendor
+        and purpose, the share of complete submissions that were audited, and of audits with a
+        Stage 2. Purposes the run never called keep the defaults."""
+        import duckdb
+
+        from evalcore.storage.store import read_table
+
+        calls = read_table(run_uri, "calls", ["vendor", "purpose", "outcome", "output_tokens", "reused_from"])
+        subs = read_table(run_uri, "submissions", ["status", "audited"])
+        con = duckdb.connect()
+        con.register("calls", calls)
+        con.register("subs", subs)
+        per: dict[str, dict[str, float]] = {}
+        for vendor, purpose, mean in con.execute(
+            "select vendor, purpose, avg(output_tokens) from calls where outcome = 'ok' and reused_from is null "
+            "group by vendor, purpose"
+        ).fetchall():
+            per.setdefault(str(vendor), {})[str(purpose)] = float(mean)
+        complete, audited = con.execute(
+            "select count(*), count(*) filter (where audited) from subs where status = 'complete'"
+        ).fetchone() or (0, 0)
+        detects, verifies = con.execute(
+            "select count(*) filter (where purpose = 'detect'), count(*) filter (where purpose = 'verify') from calls"
+        ).fetchone() or (0, 0)
+        out = cls(per_vendor=per, calibrated_from=run_uri)
+        if complete:
+            out.audited_share = audited / complete
+        if detects:
+            out.verify_share = min(1.0, verifies / detects)
+        return out
+
+
+class VendorEstimate(BaseModel):
+    """One configured vendor entry's expected traffic and bill."""
+
+    vendor: str
+    model: str
+    calls: float = 0.0
+    input_tokens: float = 0.0
+    cached_input_tokens: float = 0.0
+    output_tokens: float = 0.0
+    cost_usd: dict[str, float] = Field(default_factory=dict, description="Pricing mode -> USD.")
+    min_wall_s: float = Field(default=0.0, description="Lower bound set by this vendor's rate limits.")
+    calls_by_purpose: dict[str, float] = Field(default_factory=dict)
+
+
+class Estimate(BaseModel):
+    """A sweep's expected calls, tokens, cached share, bill and minimum wall time."""
+
+    submissions: int = 0
+    too_long: int = 0
+    warm: bool = True
+    pricing: str = Field(default="online", description="The configuration's own mode: online or batch.")
+    vendors: list[VendorEstimate] = Field(default_factory=list)
+    assumptions: OutputModel = Field(default_factory=OutputModel)
+
+    @property
+    def cost_usd(self) -> dict[str, float]:
+        """Total per pricing mode."""
+        out: dict[str, float] = {}
+        for v in self.vendors:
+            for mode, usd in v.cost_usd.items():
+                out[mode] = out.get(mode, 0.0) + usd
+        return out
+
+    @property
+    def cached_share(self) -> float:
+        """Expected share of input tokens served from the vendors' caches."""
+        total = sum(v.input_tokens for v in self.vendors)
+        return sum(v.cached_input_tokens for v in self.vendors) / total if total else 0.0
+
+    @property
+    def min_wall_s(self) -> float:
+        """Vendors run in parallel: the slowest one's bound."""
+        return max((v.min_wall_s for v in self.vendors), default=0.0)
+
+    def per_submission(self, mode: str | None = None) -> float:
+        """USD per graded submission (in `mode`, by default the configuration's own)."""
+        graded = self.submissions - self.too_long
+        return self.cost_usd.get(mode or self.pricing, 0.0) / graded if graded else 0.0
+
+
+def _breakpoints(cfg: VendorConfig, request: JudgeRequest) -> list[int] | None:
+    """Where the adapter marks the cache (Anthropic: the end of the shared prefix, if caching is on);
+    None = the vendor caches prefixes automatically (OpenAI, xAI)."""
+    if cfg.adapter != "anthropic":
+        return None
+    return [len(request.shared_prefix)] if cfg.prompt_caching and request.shared_prefix else []
+
+
+class _Replay:
+    """The vendors' caches over one submission's requests (fences differ per grading, so no prefix
+    is shared across submissions and a fresh cache per submission is exact)."""
+
+    def __init__(self, chars_per_token: float) -> None:
+        self.chars_per_token = chars_per_token
+        self.caches: dict[str, PrefixCache] = {}
+
+    def _cache(self, cfg: VendorConfig) -> PrefixCache:
+        if cfg.adapter not in self.caches:  # one cache per service (the OpenAI judge and auditor share one)
+            self.caches[cfg.adapter] = PrefixCache(
+                block_tokens=128, min_tokens=1024, chars_per_token=self.chars_per_token, ttl_s=300.0,
+                capacity=1 << 30,
+            )
+        return self.caches[cfg.adapter]
+
+    def burst(self, cfg: VendorConfig, requests: list[JudgeRequest], extra_chars: int = 0) -> list[int]:
+        """Requests that arrive together: all look up first, then all write. Cached tokens each."""
+        if cfg.adapter == "offline":
+            return [0] * len(requests)
+        cache = self._cache(cfg)
+        plans = [
+            cache.lookup(cfg.model, r.system_prompt, r.user_text + "x" * extra_chars, _breakpoints(cfg, r))
+            for r in requests
+        ]
+        for p in plans:
+            cache.store(p)
+        return [p.hit_tokens for p in plans]
+
+
+def estimate(
+    tasks: Mapping[str, Task],
+    submissions: Iterable[Submission],
+    config: TribunalConfig,
+    model: OutputModel | None = None,
+    *,
+    fast: bool = False,
+) -> Estimate:
+    """Every request a sweep of `submissions` would send, counted and priced (nothing is sent).
+
+    `fast` skips the grounding checks (their candidates are a small part of the Stage 1 suffix) so
+    that a sweep can show an estimate at once; `tribunal estimate` builds the exact prompts.
+    """
+    model = model or OutputModel()
+    budget = config.prompt_budget
+    cpt = budget.chars_per_token
+    warm_any = any(j.warm_prompt_cache and j.prompt_caching for j in config.judges)
+    est = Estimate(assumptions=model, warm=warm_any, pricing="batch" if config.batch.enabled else "online")
+    modes = pricing_modes(config)
+    acc = {cfg.name: VendorEstimate(vendor=cfg.name, model=cfg.model) for cfg in config.vendors()}
+    audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
+
+    def add(cfg: VendorConfig, purpose: str, request_tokens: int, cached: int, weight: float) -> None:
+        v = acc[cfg.name]
+        cached = min(cached, request_tokens)
+        out = model.output_tokens(cfg, purpose)
+        v.calls += weight
+        v.calls_by_purpose[purpose] = v.calls_by_purpose.get(purpose, 0.0) + weight
+        v.input_tokens += weight * request_tokens
+        v.cached_input_tokens += weight * cached
+        v.output_tokens += weight * out
+        if cfg.adapter == "offline":
+            return
+        for mode, price_of in modes.items():
+            price = price_of(cfg)
+            if price is not None:
+                uncached = request_tokens - cached
+                usd = (uncached * price.input + cached * price.cached_input + out * price.output) / 1_000_000
+                v.cost_usd[mode] = v.cost_usd.get(mode, 0.0) + weight * usd
+
+    for sub in submissions:
+        task = tasks.get(sub.task_id)
+        if task is None:
+            continue
+        est.submissions += 1
+        boundary = new_boundary()
+        # the too_long rule in grade_submission's order (before any grounding work)
+        too_long = too_long_before_rendering(task, sub, budget)
+        prompts = [] if too_long else rubric_prompts(task, sub, boundary)
+        too_long = too_long or too_long_reason([p for _, p in prompts], budget.rubric_tokens, budget)
+        candidates: list[dict[str, Any]] = []
+        if not too_long and config.audit.grounding_candidates and not fast:
+            too_long = too_long_reason([detect_prompt(task, sub, [], boundary)], budget.audit_tokens, budget)
+            candidates = [] if too_long else grounding_candidates(task, sub)
+        detect = detect_prompt(task, sub, candidates, boundary)
+        too_long = too_long or too_long_reason([detect], budget.audit_tokens, budget)
+        if too_long:
+            est.too_long += 1
+            continue
+        replay = _Replay(cpt)
+        for cfg in config.judges:
+            requests = [p.request_for(cfg, cpt) for _, p in prompts]
+            cached = [0] * len(requests)
+            if cfg.warm_prompt_cache and cfg.prompt_caching:
+                groups, direct = prefix_groups(requests, cpt)
+                phases = [direct + [g[0] for g in groups], [i for g in groups for i in g[1:]]]
+            else:
+                phases = [list(range(len(requests)))]
+            for phase in phases:
+                for i, hit in zip(phase, replay.burst(cfg, [requests[i] for i in phase]), strict=True):
+                    cached[i] = hit
+            for r, hit in zip(requests, cached, strict=True):
+                add(cfg, "rubric", r.estimated_input_tokens, hit, 1.0)
+        if audit_weight > 0:
+            auditor = config.auditor
+            stage1 = detect.request_for(auditor, cpt)
+            [hit] = replay.burst(auditor, [stage1])
+            add(auditor, "detect", stage1.estimated_input_tokens, hit, audit_weight)
+            stage2 = render_verify(
+                task_id=task.id, instructions=task.instructions, sources=list(task.documents),
+                deliverables=list(sub.deliverables.values()), flags=[], boundary=boundary,
+            ).request_for(auditor, cpt)
+            extra = int(model.verify_flag_tokens * cpt)
+            [hit] = replay.burst(auditor, [stage2], extra_chars=extra)
+            add(auditor, "verify", stage2.estimated_input_tokens + int(model.verify_flag_tokens), hit,
+                audit_weight * model.verify_share)
+
+    for cfg in config.vendors():
+        v = acc[cfg.name]
+        if cfg.adapter != "offline" and v.calls:
+            per_s_requests = BUDGET_SHARE * cfg.limits.requests_per_minute / 60
+            per_s_tokens = BUDGET_SHARE * cfg.limits.tokens_per_minute / 60
+            v.min_wall_s = max(v.calls / per_s_requests, (v.input_tokens + v.output_tokens) / per_s_tokens)
+    est.vendors = list(acc.values())
+    return est
+
+
+def render_table(est: Estimate) -> list[list[str]]:
+    """Rows for the CLI table: one per vendor, then the total (cost columns per pricing mode)."""
+    modes = list(est.cost_usd)
+    rows = []
+    for v in est.vendors:
+        share = v.cached_input_tokens / v.input_tokens if v.input_tokens else 0.0
+        rows.append([
+            v.vendor, v.model, f"{v.calls:,.0f}", f"{v.input_tokens:,.0f}", f"{share:.1%}", f"{v.output_tokens:,.0f}",
+            *(f"${v.cost_usd.get(m, 0.0):,.2f}" for m in modes), _duration(v.min_wall_s),
+        ])
+    total_in = sum(v.input_tokens for v in est.vendors)
+    rows.append([
+        "total", "", f"{sum(v.calls for v in est.vendors):,.0f}", f"{total_in:,.0f}", f"{est.cached_share:.1%}",
+        f"{sum(v.output_tokens for v in est.vendors):,.0f}", *(f"${est.cost_usd[m]:,.2f}" for m in modes),
+        _duration(est.min_wall_s),
+    ])
+    return rows
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def ceil_usd(value: float) -> float:
+    """Round a dollar amount up to the cent (what an operator would set as a cap)."""
+    return math.ceil(value * 100) / 100

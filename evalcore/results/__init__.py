@@ -1,0 +1,1 @@
+"""Results: the leaderboard, its reduction and statistics, calibration, comparison, labels."""

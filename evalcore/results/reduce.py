@@ -1,0 +1,796 @@
+"""The reduction: a run's raw tables in, the leaderboard out (docs/METHODOLOGY.md, "Leaderboard").
+
+Pure: it reads only the arrow tables / datasets it is given (`jobs/reduce.py` does the I/O) and
+returns a pydantic `Leaderboard`. The heavy group-bys (millions of verdict and call rows) run in an
+in-process DuckDB over the arrow objects, so a sweep-sized run reduces in seconds with projection
+pushdown and without copying whole tables; the small per-system arrays then go through numpy.
+
+Rules implemented here, each in one function named after it:
+
+* `current_gradings` — a submission graded more than once in a run (an incomplete submission is
+  re-graded on resume) counts by its latest grading (`graded_at`, ties broken by `grading_id`);
+  verdicts and flags of superseded gradings are ignored. Calls are *all* counted for cost: they
+  were paid. A call with `reused_from` set was paid by an earlier run and costs 0 here.
+* Scored population — only `complete` submissions are scored. A benchmark task with no submission
+  is `missing` (never scored 0); `incomplete` and `too_long` submissions are counted separately, so
+  n_tasks = scored + incomplete + too_long + missing for every system.
+* Rates are means over their own population: the pass rates over scored tasks, hallucinations per
+  task over audited tasks, "lost to the gate" over passing tasks (task score > 0). Their 95%
+  intervals come from one percentile bootstrap over the system's scored tasks (`evalcore.results.stats`).
+* Judge analyses use the criterion verdicts of the current gradings on items (submission ×
+  criterion) where every judge of the panel gave pass or fail; see `JudgeAnalysis`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from itertools import combinations
+from typing import Any, TypeAlias
+
+import duckdb
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalcore.grading.scoring import counted_materiality, is_passing
+from evalcore.results import stats
+from evalcore.storage.store import RunRecord, arrow_schema
+
+ALL_AREAS = "ALL"
+"""The `area` value of a system's whole-benchmark row."""
+
+TableSource: TypeAlias = pa.Table | pads.Dataset
+"""What the reduction accepts for a table: an in-memory table or a (lazily scanned) dataset."""
+
+CI_METHOD = (
+    "95% percentile bootstrap over each system's scored tasks (one paired resample for all its "
+    "rates; per-audited-task and lost-to-gate rates are ratios within the same resamples), seeded "
+    "from the run's seed and the system/area names; self-family preference: bootstrap over "
+    "submissions (each submission's criteria resampled together)")
+
+
+# --------------------------------------------------------------------------------------------
+# The leaderboard model
+# --------------------------------------------------------------------------------------------
+
+
+class Estimate(BaseModel):
+    """A rate with its 95% bootstrap interval; `n` = tasks (or submissions) it is computed over."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float | None = Field(description="Point estimate; None when the population is empty.")
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+
+    @classmethod
+    def of(cls, interval: stats.Interval) -> Estimate:
+        """From a stats.Interval."""
+        return cls(value=interval.value, low=interval.low, high=interval.high, n=interval.n)
+
+
+class VendorCost(BaseModel):
+    """What one vendor's calls cost (only calls paid in this run; reused calls are counted apart)."""
+
+    vendor: str
+    calls: int = 0
+    reused_calls: int = Field(default=0, description="Calls served from an earlier run: cost 0 here.")
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+
+class SystemScores(BaseModel):
+    """One evaluated system's row, over the whole benchmark (`area` = ALL) or one practice area."""
+
+    rank: int | None = Field(description="Competition rank by the headline rate (1 = best); None if unscored.")
+    system: str
+    family: str | None = Field(description="Model family from the run's family_map (None if unmapped).")
+    area: str
+    n_tasks: int = Field(description="Benchmark tasks in scope.")
+    scored: int = Field(description="Tasks with a complete submission (the scored population).")
+    missing: int = Field(description="Benchmark tasks with no submission in the run.")
+    incomplete: int = Field(description="Current gradings marked incomplete (a judge abstained).")
+    too_long: int = Field(description="Submissions over the prompt budget.")
+    rejected: int = Field(description="Submission files the loader refused (their tasks count as missing).")
+    hc_pass_rate: Estimate = Field(description="Headline: mean hallucination-controlled score.")
+    all_pass_rate: Estimate = Field(description="Mean task score before the hallucination gate.")
+    criterion_pass_rate: Estimate
+    near_pass_1: Estimate
+    near_pass_2: Estimate
+    audited: int = Field(description="Scored tasks that went through the hallucination audit.")
+    material_per_task: Estimate = Field(description="Confirmed material hallucinations per audited task.")
+    minor_per_task: Estimate = Field(description="Confirmed minor hallucinations per audited task.")
+    passing: int = Field(description="Scored tasks with task score > 0.")
+    gated: int = Field(description="Passing tasks zeroed by the gate.")
+    lost_to_gate: Estimate = Field(description="Share of passing tasks lost to the gate.")
+    cost_usd: float = 0.0
+    tokens: int = Field(default=0, description="Input + output tokens paid in this run.")
+    cost_by_vendor: list[VendorCost] = Field(default_factory=list)
+
+
+class JudgeRates(BaseModel):
+    """One judge's verdict counts and pass rates."""
+
+    judge: str
+    family: str | None
+    model: str | None
+    verdicts: int = Field(description="Verdict rows of current gradings (pass + fail + abstain).")
+    passes: int
+    fails: int
+    abstentions: int
+    pass_rate: float | None = Field(description="Pass rate over its own pass/fail verdicts.")
+    pass_rate_common: float | None = Field(description="Pass rate on the items every judge rated.")
+
+
+class PairAgreement(BaseModel):
+    """Cohen's κ of two judges on the common items."""
+
+    judge_a: str
+    judge_b: str
+    kappa: float | None
+    agreement: float | None = Field(description="Raw share of items with the same verdict.")
+    n_items: int
+
+
+class SelfPreference(BaseModel):
+    """How much more often a judge passes its own family's systems than the other judges do.
+
+    delta = (judge's pass rate) − (mean pass rate of the other judges) on the same items:
+    criteria of current gradings of systems whose family is the judge's family. The interval is a
+    bootstrap over those submissions (a submission's criteria are resampled together).
+    `control_delta` is the same difference on systems of other known families: a judge that is
+    simply more lenient shows it there too, a self-preferring one shows delta > control_delta.
+    """
+
+    judge: str
+    family: str | None
+    systems: list[str]
+    n_items: int
+    judge_pass_rate: float | None
+    others_pass_rate: float | None
+    delta: Estimate
+    control_delta: Estimate
+
+
+class JudgeAnalysis(BaseModel):
+    """Agreement and bias of the panel, measured on the criterion verdicts of the run."""
+
+    judges: list[JudgeRates]
+    n_items: int = Field(description="Items (submission × criterion) every judge rated pass/fail.")
+    n_items_partial: int = Field(description="Items left out because some judge abstained or is missing.")
+    cohen: list[PairAgreement]
+    fleiss_kappa: float | None
+    self_preference: list[SelfPreference]
+
+
+class FlagCount(BaseModel):
+    """Flags of current gradings, counted by where they came from and how they ended."""
+
+    origin: str
+    status: str
+    category: str
+    materiality: str | None
+    count: int
+
+
+class AuditorStats(BaseModel):
+    """The hallucination audit in numbers."""
+
+    audited_submissions: int
+    flags_raised: int
+    by_origin: dict[str, int]
+    by_status: dict[str, int]
+    confirmed_by_category: dict[str, dict[str, int]] = Field(description="category -> {material, minor}.")
+    confirmed_by_system: dict[str, dict[str, dict[str, int]]] = Field(
+        description="system -> category -> {material, minor} (confirmed flags)."
+    )
+    counts: list[FlagCount]
+
+
+class Leaderboard(BaseModel):
+    """Everything the reduction produces for one run (leaderboard.json)."""
+
+    run_id: str
+    code_version: str | None = None
+    vendors: str | None = None
+    benchmark_uri: str | None = None
+    benchmark_hash: str | None = None
+    n_tasks: int
+    areas: list[str]
+    seed: int
+    bootstrap_samples: int
+    confidence: float = stats.CONFIDENCE
+    ci_method: str = CI_METHOD
+    systems: list[SystemScores] = Field(description="One row per system, whole benchmark, by rank.")
+    by_area: list[SystemScores] = Field(description="One row per (system, area).")
+    judges: JudgeAnalysis
+    auditor: AuditorStats
+    cost_by_vendor: list[VendorCost] = Field(description="Whole run, every call (incl. preflight).")
+    cost_usd: float
+    notes: list[str] = Field(default_factory=list)
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs
+# --------------------------------------------------------------------------------------------
+
+
+_COLUMNS: dict[str, list[str]] = {
+    "submissions": [
+        "grading_id", "submission_id", "system", "task_id", "area", "status", "task_score",
+        "criterion_pass_rate", "near_pass_1", "near_pass_2", "audited", "material_flags",
+        "minor_flags", "gated", "hc_score", "graded_at",
+    ],
+    "verdicts": ["grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict"],
+    "flags": ["grading_id", "system", "origin", "status", "category", "materiality"],
+    "calls": [
+        "system", "task_id", "vendor", "reused_from", "cost_usd", "input_tokens",
+        "cached_input_tokens", "output_tokens", "reasoning_tokens",
+    ],
+    "rejected": ["system", "task_id"],
+}
+
+
+def _source(name: str, source: TableSource | None) -> TableSource:
+    """The given table/dataset, or an empty one with the documented schema."""
+    if source is None:
+        return arrow_schema(name).empty_table().select(_COLUMNS[name])
+    return source
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+
+
+def current_gradings_sql(source: str = "submissions") -> str:
+    """SQL selecting each submission's current grading: its latest `graded_at` (ties: grading_id)."""
+    return (
+        f"SELECT * EXCLUDE (_rn) FROM (SELECT *, row_number() OVER (PARTITION BY submission_id "
+        f"ORDER BY graded_at DESC, grading_id DESC) AS _rn FROM {source}) WHERE _rn = 1"
+    )
+
+
+def current_gradings(submissions: TableSource) -> pa.Table:
+    """The current grading of every submission (the rule in the module docstring), as a table."""
+    con = duckdb.connect()
+    try:
+        con.register("submissions", submissions)
+        return con.sql(current_gradings_sql()).to_arrow_table()
+    finally:
+        con.close()
+
+
+def _rank(values: Sequence[float | None]) -> list[int | None]:
+    """Competition ranking (1, 2, 2, 4) by value, best first; None values are unranked."""
+    out: list[int | None] = []
+    for v in values:
+        if v is None:
+            out.append(None)
+        else:
+            out.append(1 + sum(1 for w in values if w is not None and w > v))
+    return out
+
+
+def _np(table: pa.Table, column: str, dtype: Any = np.float64, fill: float = 0.0) -> npt.NDArray[Any]:
+    col = table.column(column)
+    if col.null_count:
+        col = col.fill_null(fill)
+    return np.asarray(col.to_numpy(), dtype=dtype)
+
+
+class _Reducer:
+    """One reduction: holds the DuckDB connection and the run's settings."""
+
+    def __init__(self, record: RunRecord, threads: int | None, memory_limit: str | None) -> None:
+        self.record = record
+        self.config = record.config
+        self.seed = int(self.config.seed)
+        self.samples = int(self.config.bootstrap_samples)
+        self.notes: list[str] = []
+        self.con = duckdb.connect()
+        if threads:
+            self.con.execute(f"SET threads = {int(threads)}")
+        if memory_limit:
+            self.con.execute("SET memory_limit = ?", [memory_limit])
+        self.con.execute("SET preserve_insertion_order = false")
+
+    def family(self, system: str) -> str | None:
+        return self.config.family_of(system) if self.config.family_map else None
+
+    # -- inputs ---------------------------------------------------------------------------
+
+    def register(self, tables: Mapping[str, TableSource | None]) -> pa.Table:
+        """Register the inputs; build `cur` (current gradings, numbered by `gidx`) and return it."""
+        for name in _COLUMNS:
+            self.con.register(f"{name}_in", _source(name, tables.get(name)))
+        cols = ", ".join(_COLUMNS["submissions"])
+        current = current_gradings_sql(f"(SELECT {cols} FROM submissions_in)")
+        self.con.execute(
+            "CREATE TEMP TABLE cur AS SELECT *, "
+            f"(row_number() OVER (ORDER BY submission_id) - 1)::INTEGER AS gidx FROM ({current})"
+        )
+        return self.con.sql("SELECT * FROM cur ORDER BY gidx").to_arrow_table()
+
+    def tasks(self, cur: pa.Table) -> dict[str, str]:
+        """Benchmark task id -> area (from run.json; from the submissions if the record has none)."""
+        refs = self.record.benchmark.tasks
+        if refs:
+            return {t.id: t.area for t in refs}
+        self.notes.append(
+            "run.json lists no benchmark tasks: the task list is taken from the submissions, so "
+            "tasks no system submitted cannot be counted as missing"
+        )
+        return dict(zip(cur.column("task_id").to_pylist(), cur.column("area").to_pylist(), strict=True))
+
+    # -- per-system scores -------------------------------------------------------------------
+
+    def system_rows(
+        self, cur: pa.Table, tasks: Mapping[str, str]
+    ) -> tuple[list[SystemScores], list[SystemScores]]:
+        """Every system's row over the whole benchmark and per area (unranked)."""
+        rejected = self.con.sql(
+            "SELECT system, count(*) AS n FROM rejected_in WHERE system IS NOT NULL GROUP BY system"
+        ).fetchall()
+        rejected_by_system = {str(s): int(n) for s, n in rejected}
+        task_ids = cur.column("task_id").to_pylist()
+        in_bench = np.fromiter((t in tasks for t in task_ids), dtype=bool, count=len(task_ids))
+        outside = int((~in_bench).sum())
+        if outside:
+            self.notes.append(
+                f"{outside} graded submission(s) are for tasks not in the benchmark and were ignored"
+            )
+        cur = cur.filter(pa.array(in_bench))
+        areas = sorted(set(tasks.values()))
+        area_code = {a: i for i, a in enumerate(areas)}
+        tasks_per_area = np.bincount([area_code[a] for a in tasks.values()], minlength=len(areas))
+        area_of_row = np.fromiter(
+            (area_code[tasks[t]] for t in cur.column("task_id").to_pylist()), dtype=np.int64, count=cur.num_rows
+        )
+        systems_in_cur = np.asarray(cur.column("system").to_pylist(), dtype=object)
+        systems = sorted(set(systems_in_cur.tolist()) | set(rejected_by_system))
+        sys_code = {s: i for i, s in enumerate(systems)}
+        sys_of_row = np.fromiter((sys_code[s] for s in systems_in_cur), dtype=np.int64, count=cur.num_rows)
+        status = cur.column("status")
+        cols = _Columns(
+            complete=_np(cur.append_column("c", pc.equal(status, "complete")), "c", bool, False),
+            incomplete=_np(cur.append_column("c", pc.equal(status, "incomplete")), "c", bool, False),
+            too_long=_np(cur.append_column("c", pc.equal(status, "too_long")), "c", bool, False),
+            hc=_np(cur, "hc_score"),
+            task=_np(cur, "task_score"),
+            crit=_np(cur, "criterion_pass_rate"),
+            np1=_np(cur, "near_pass_1"),
+            np2=_np(cur, "near_pass_2"),
+            material=_np(cur, "material_flags"),
+            minor=_np(cur, "minor_flags"),
+            audited=_np(cur, "audited", bool, False),
+            gated=_np(cur, "gated", bool, False),
+        )
+        order = np.argsort(sys_of_row, kind="stable")
+        bounds = np.searchsorted(sys_of_row[order], np.arange(len(systems) + 1))
+        cost_all, cost_area = self.costs(tasks)
+        overall: list[SystemScores] = []
+        per_area: list[SystemScores] = []
+        for k, system in enumerate(systems):
+            rows = order[bounds[k] : bounds[k + 1]]
+            fam = self.family(system)
+            overall.append(
+                self._scores(system, fam, ALL_AREAS, len(tasks), cols.take(rows),
+                             rejected_by_system.get(system, 0), cost_all.get(system, {}))
+            )
+            row_area = area_of_row[rows]
+            for a, area in enumerate(areas):
+                per_area.append(
+                    self._scores(system, fam, area, int(tasks_per_area[a]), cols.take(rows[row_area == a]), 0,
+                                 cost_area.get((system, area), {}))
+                )
+        return _ranked(overall), _ranked(per_area)
+
+    def _scores(
+        self,
+        system: str,
+        family: str | None,
+        area: str,
+        n_tasks: int,
+        c: _Columns,
+        rejected: int,
+        costs: Mapping[str, VendorCost],
+    ) -> SystemScores:
+        """One row: counts, then every rate with one paired bootstrap over the scored tasks.
+
+        Rates over a sub-population (hallucinations per *audited* task, share of *passing* tasks
+        lost to the gate) are ratios Σ(x·in_subset) / Σ(in_subset) over the resampled scored
+        tasks: the size of the sub-population varies with the resample, as it does in reality.
+        """
+        ok = c.complete
+        scored = int(ok.sum())
+        audited = c.audited[ok].astype(np.float64)
+        passing = is_passing(c.task[ok]).astype(np.float64)
+        ones = np.ones(scored)
+        num = np.vstack([
+            c.hc[ok], c.task[ok], c.crit[ok], c.np1[ok], c.np2[ok],
+            c.material[ok] * audited, c.minor[ok] * audited, c.gated[ok] * passing,
+        ])
+        den = np.vstack([ones, ones, ones, ones, ones, audited, audited, passing])
+        est = [Estimate.of(i) for i in stats.bootstrap_ratio(
+            num, den, rng=stats.rng_for(self.seed, system, area), n_resamples=self.samples)]
+        vendors = sorted(costs.values(), key=lambda v: v.vendor)
+        return SystemScores(
+            rank=None, system=system, family=family, area=area, n_tasks=n_tasks, scored=scored,
+            missing=n_tasks - int(c.complete.size), incomplete=int(c.incomplete.sum()),
+            too_long=int(c.too_long.sum()), rejected=rejected,
+            hc_pass_rate=est[0], all_pass_rate=est[1], criterion_pass_rate=est[2],
+            near_pass_1=est[3], near_pass_2=est[4],
+            audited=int(audited.sum()), material_per_task=est[5], minor_per_task=est[6],
+            passing=int(passing.sum()), gated=int((c.gated[ok] * passing).sum()), lost_to_gate=est[7],
+            cost_usd=round(sum(v.cost_usd for v in vendors), COST_DECIMALS),
+            tokens=sum(v.input_tokens + v.output_tokens for v in vendors),
+            cost_by_vendor=vendors,
+        )
+
+    # -- cost --------------------------------------------------------------------------------
+
+    _COST_AGG = (
+        "count(*) AS calls, count(reused_from) AS reused_calls, "
+        "fsum(CASE WHEN reused_from IS NULL THEN cost_usd ELSE 0 END) AS cost_usd, "
+        "sum(CASE WHEN reused_from IS NULL THEN input_tokens ELSE 0 END) AS input_tokens, "
+        "sum(CASE WHEN reused_from IS NULL THEN cached_input_tokens ELSE 0 END) AS cached_input_tokens, "
+        "sum(CASE WHEN reused_from IS NULL THEN output_tokens ELSE 0 END) AS output_tokens, "
+        "sum(CASE WHEN reused_from IS NULL THEN reasoning_tokens ELSE 0 END) AS reasoning_tokens"
+    )
+    _COST_SUM = (
+        "sum(calls) AS calls, sum(reused_calls) AS reused_calls, fsum(cost_usd) AS cost_usd, "
+        "sum(input_tokens) AS input_tokens, sum(cached_input_tokens) AS cached_input_tokens, "
+        "sum(output_tokens) AS output_tokens, sum(reasoning_tokens) AS reasoning_tokens"
+    )
+
+    def costs(
+        self, tasks: Mapping[str, str]
+    ) -> tuple[dict[str, dict[str, VendorCost]], dict[tuple[str, str], dict[str, VendorCost]]]:
+        """Cost per (system, vendor) and per (system, area, vendor), from every call row."""
+        task_table = pa.table(
+            {"task_id": list(tasks), "area": list(tasks.values())},
+            schema=pa.schema([("task_id", pa.string()), ("area", pa.string())]),
+        )
+        self.con.register("task_areas", task_table)
+        self.con.execute(
+            "CREATE TEMP TABLE cost_sta AS SELECT system, task_id, vendor, "
+            f"{self._COST_AGG} FROM calls_in GROUP BY system, task_id, vendor"
+        )
+        by_area: dict[tuple[str, str], dict[str, VendorCost]] = defaultdict(dict)
+        for row in self.con.sql(
+            f"SELECT c.system, t.area, c.vendor, {self._COST_SUM} FROM cost_sta c "
+            "JOIN task_areas t USING (task_id) GROUP BY c.system, t.area, c.vendor"
+        ).fetchall():
+            by_area[(str(row[0]), str(row[1]))][str(row[2])] = _vendor_cost(row[2:])
+        overall: dict[str, dict[str, VendorCost]] = defaultdict(dict)
+        for row in self.con.sql(
+            f"SELECT system, vendor, {self._COST_SUM} FROM cost_sta GROUP BY system, vendor"
+        ).fetchall():
+            overall[str(row[0])][str(row[1])] = _vendor_cost(row[1:])
+        return overall, by_area
+
+    def run_costs(self) -> list[VendorCost]:
+        """Every call of the run by vendor (including calls with no system, e.g. preflight)."""
+        rows = self.con.sql(
+            f"SELECT vendor, {self._COST_SUM} FROM cost_sta GROUP BY vendor ORDER BY vendor"
+        ).fetchall()
+        return [_vendor_cost(r) for r in rows]
+
+    # -- judges ------------------------------------------------------------------------------
+
+    def judge_names(self) -> tuple[list[str], dict[str, tuple[str | None, str | None]]]:
+        """The panel's judges (configuration order first) with their family and model."""
+        rows = self.con.sql(
+            "SELECT judge, any_value(judge_family), any_value(judge_model) FROM verdicts_in GROUP BY judge"
+        ).fetchall()
+        seen = {str(j): (f, m) for j, f, m in rows}
+        order = [j.name for j in (self.config.judges or [])]
+        names = [j for j in order if j in seen] + sorted(j for j in seen if j not in order)
+        if len(names) > 16:
+            raise ValueError(f"{len(names)} distinct judges in the verdict table; the analysis supports 16")
+        return names, seen
+
+    def verdict_patterns(self, names: Sequence[str]) -> dict[str, npt.NDArray[np.int64]]:
+        """(gidx, pass mask, rated mask, abstain mask) -> number of criteria, for current gradings.
+
+        One scan of the verdict table: each judge is a bit; an item (grading × criterion) becomes
+        three masks. Bit-or makes a duplicated verdict row harmless.
+        """
+        case = " ".join(f"WHEN ? THEN {1 << i}" for i in range(len(names)))
+        bit = f"(CASE judge {case} ELSE 0 END)" if names else "0"
+        return self.con.sql(
+            f"""
+            WITH items AS (
+                SELECT c.gidx,
+                       bit_or(CASE WHEN v.verdict = 'pass' THEN v.b ELSE 0 END) AS pass_mask,
+                       bit_or(CASE WHEN v.verdict IN ('pass', 'fail') THEN v.b ELSE 0 END) AS rated_mask,
+                       bit_or(CASE WHEN v.verdict = 'abstain' THEN v.b ELSE 0 END) AS abstain_mask
+                FROM (SELECT grading_id, criterion_id, verdict, {bit} AS b FROM verdicts_in) v
+                JOIN cur c USING (grading_id)
+                GROUP BY c.gidx, v.criterion_id
+            )
+            SELECT gidx::BIGINT AS gidx, pass_mask::BIGINT AS pass_mask, rated_mask::BIGINT AS rated_mask,
+                   abstain_mask::BIGINT AS abstain_mask, count(*)::BIGINT AS n
+            FROM items GROUP BY ALL ORDER BY ALL
+            """,
+            params=list(names),
+        ).fetchnumpy()
+
+    def judges(self, cur: pa.Table) -> JudgeAnalysis:
+        """Per-judge rates, Cohen's κ per pair, Fleiss' κ, self-family preference."""
+        names, meta = self.judge_names()
+        m = len(names)
+        p = self.verdict_patterns(names)
+        gidx, pass_mask, rated, abstain, n = (np.asarray(p[k], dtype=np.int64) for k in
+                                              ("gidx", "pass_mask", "rated_mask", "abstain_mask", "n"))
+        bits = np.array([1 << i for i in range(m)], dtype=np.int64)
+        full = int(bits.sum())
+        rated_by = (rated[:, None] & bits) > 0  # (rows, m)
+        pass_by = (pass_mask[:, None] & bits) > 0
+        abst_by = (abstain[:, None] & bits) > 0
+        common = rated == full
+        n_items = int(n[common].sum())
+        judge_rates = []
+        for i, name in enumerate(names):
+            passes = int(n[pass_by[:, i]].sum())
+            fails = int(n[rated_by[:, i] & ~pass_by[:, i]].sum())
+            abstentions = int(n[abst_by[:, i]].sum())
+            family, model = meta[name]
+            judge_rates.append(JudgeRates(
+                judge=name, family=family, model=model, verdicts=passes + fails + abstentions,
+                passes=passes, fails=fails, abstentions=abstentions,
+                pass_rate=passes / (passes + fails) if passes + fails else None,
+                pass_rate_common=float(n[common & pass_by[:, i]].sum() / n_items) if n_items else None,
+            ))
+        # agreement on the common items: aggregate by pass pattern
+        total = np.bincount(pass_mask[common], weights=n[common], minlength=1 << m) if m else np.zeros(1)
+        passed = np.stack([(np.arange(1 << m) >> i) & 1 for i in range(m)]) if m else np.zeros((0, 1), dtype=np.int64)
+        cohen = []
+        for i, j in combinations(range(m), 2):
+            table = np.array([[total[(passed[i] == a) & (passed[j] == b)].sum() for b in (1, 0)] for a in (1, 0)])
+            cohen.append(PairAgreement(
+                judge_a=names[i], judge_b=names[j], kappa=stats.cohen_kappa_from_table(table),
+                agreement=float(np.trace(table) / n_items) if n_items else None, n_items=n_items,
+            ))
+        fleiss = None
+        if m >= 2:
+            n_pass = passed.sum(axis=0)
+            fleiss = stats.fleiss_kappa(np.stack([n_pass, m - n_pass], axis=1), weights=total)
+        return JudgeAnalysis(
+            judges=judge_rates, n_items=n_items, n_items_partial=int(n[~common].sum()), cohen=cohen,
+            fleiss_kappa=fleiss,
+            self_preference=self.self_preference(cur, judge_rates, gidx[common], pass_by[common], n[common]),
+        )
+
+    def self_preference(
+        self,
+        cur: pa.Table,
+        judges: Sequence[JudgeRates],
+        gidx: npt.NDArray[np.int64],
+        pass_by: npt.NDArray[np.bool_],
+        n: npt.NDArray[np.int64],
+    ) -> list[SelfPreference]:
+        """Per judge: its pass rate minus the other judges' mean, on its own family's systems."""
+        m = len(judges)
+        n_sub = cur.num_rows
+        items = np.bincount(gidx, weights=n, minlength=n_sub)  # common items per grading
+        passes = np.stack([np.bincount(gidx, weights=n * pass_by[:, i], minlength=n_sub) for i in range(m)], axis=1) \
+            if m else np.zeros((n_sub, 0))
+        systems = cur.column("system").to_pylist()
+        fam_by_system = {s: self.family(s) for s in set(systems)}
+        fam = np.asarray([fam_by_system[s] for s in systems], dtype=object)
+        known = np.asarray([f is not None for f in fam], dtype=bool)
+        has_items = items > 0
+        out = []
+        for i, jr in enumerate(judges):
+            others = (passes.sum(axis=1) - passes[:, i]) / max(m - 1, 1)
+            diff = passes[:, i] - others
+            own = has_items & (fam == jr.family) if jr.family is not None else np.zeros(n_sub, dtype=bool)
+            ctl = has_items & known & ~own
+            d_own = stats.bootstrap_ratio(diff[own], items[own], rng=stats.rng_for(self.seed, jr.judge, "self"),
+                                          n_resamples=self.samples)[0]
+            d_ctl = stats.bootstrap_ratio(diff[ctl], items[ctl], rng=stats.rng_for(self.seed, jr.judge, "control"),
+                                          n_resamples=self.samples)[0]
+            n_own = float(items[own].sum())
+            out.append(SelfPreference(
+                judge=jr.judge, family=jr.family, systems=sorted({systems[k] for k in np.flatnonzero(own)}),
+                n_items=int(n_own),
+                judge_pass_rate=float(passes[own, i].sum() / n_own) if n_own else None,
+                others_pass_rate=float(others[own].sum() / n_own) if n_own else None,
+                delta=Estimate.of(d_own), control_delta=Estimate.of(d_ctl),
+            ))
+        return out
+
+    # -- auditor -----------------------------------------------------------------------------
+
+    def auditor(self, cur: pa.Table) -> AuditorStats:
+        """Flags of current gradings by origin, status, category and materiality."""
+        rows = self.con.sql(
+            "SELECT f.origin, f.status, f.category, f.materiality, c.system, count(*) FROM flags_in f "
+            "JOIN cur c USING (grading_id) GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        counts: dict[tuple[str, str, str, str | None], int] = defaultdict(int)
+        by_origin: dict[str, int] = defaultdict(int)
+        by_status: dict[str, int] = defaultdict(int)
+        by_cat: dict[str, dict[str, int]] = defaultdict(lambda: {"material": 0, "minor": 0})
+        by_sys: dict[str, dict[str, dict[str, int]]] = defaultdict(
+            lambda: defaultdict(lambda: {"material": 0, "minor": 0})
+        )
+        for origin, status, category, materiality, system, n in rows:
+            counts[(origin, status, category, materiality)] += n
+            by_origin[origin] += n
+            by_status[status] += n
+            kind = counted_materiality(status, materiality)
+            if kind is not None:
+                by_cat[category][kind] += n
+                by_sys[system][category][kind] += n
+        complete = pc.equal(cur.column("status"), "complete")
+        audited = int(pc.sum(pc.and_(complete, pc.fill_null(cur.column("audited"), False))).as_py() or 0)
+        return AuditorStats(
+            audited_submissions=audited,
+            flags_raised=sum(by_origin.values()),
+            by_origin=dict(sorted(by_origin.items())),
+            by_status=dict(sorted(by_status.items())),
+            confirmed_by_category={k: dict(v) for k, v in sorted(by_cat.items())},
+            confirmed_by_system={
+                s: {c: dict(v) for c, v in sorted(cs.items())} for s, cs in sorted(by_sys.items())
+            },
+            counts=[
+                FlagCount(origin=o, status=s, category=c, materiality=mt, count=n)
+                for (o, s, c, mt), n in counts.items()
+            ],
+        )
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The per-grading numbers one system row needs, as aligned numpy arrays."""
+
+    complete: npt.NDArray[np.bool_]
+    incomplete: npt.NDArray[np.bool_]
+    too_long: npt.NDArray[np.bool_]
+    hc: npt.NDArray[np.float64]
+    task: npt.NDArray[np.float64]
+    crit: npt.NDArray[np.float64]
+    np1: npt.NDArray[np.float64]
+    np2: npt.NDArray[np.float64]
+    material: npt.NDArray[np.float64]
+    minor: npt.NDArray[np.float64]
+    audited: npt.NDArray[np.bool_]
+    gated: npt.NDArray[np.bool_]
+
+    def take(self, rows: npt.NDArray[np.int64]) -> _Columns:
+        return _Columns(**{f.name: getattr(self, f.name)[rows] for f in fields(self)})
+
+
+COST_DECIMALS = 9
+"""Costs are rounded to nano-dollars: DuckDB adds floats in parallel, in no fixed order, and the
+leaderboard must come out byte-identical every time (compensated sums + rounding make it so)."""
+
+
+def _vendor_cost(row: Sequence[Any]) -> VendorCost:
+    vendor, calls, reused, cost, tin, tcached, tout, treason = row
+    return VendorCost(
+        vendor=str(vendor), calls=int(calls or 0), reused_calls=int(reused or 0), cost_usd=round(float(cost or 0.0), COST_DECIMALS),
+        input_tokens=int(tin or 0), cached_input_tokens=int(tcached or 0), output_tokens=int(tout or 0),
+        reasoning_tokens=int(treason or 0),
+    )
+
+
+def _ranked(rows: list[SystemScores]) -> list[SystemScores]:
+    """Rank rows within each area by the headline rate and sort them (rank, then name)."""
+    out: list[SystemScores] = []
+    by_area: dict[str, list[SystemScores]] = defaultdict(list)
+    for r in rows:
+        by_area[r.area].append(r)
+    for area in sorted(by_area):
+        group = by_area[area]
+        ranks = _rank([r.hc_pass_rate.value for r in group])
+        ranked = [r.model_copy(update={"rank": k}) for r, k in zip(group, ranks, strict=True)]
+        ranked.sort(key=lambda r: (r.rank is None, r.rank or 0, r.system))
+        out.extend(ranked)
+    return out
+
+
+def reduce_tables(
+    record: RunRecord,
+    *,
+    submissions: TableSource,
+    verdicts: TableSource | None = None,
+    flags: TableSource | None = None,
+    calls: TableSource | None = None,
+    rejected: TableSource | None = None,
+    threads: int | None = None,
+    memory_limit: str | None = None,
+) -> Leaderboard:
+    """Reduce a run's tables to its leaderboard.
+
+    `record` is the run's run.json (`RunRecord`); each table is an arrow Table or Dataset with (at least) the
+    columns of its row model in `evalcore.schema`; a missing table means "no rows". Only the
+    columns the reduction needs are read. `threads` / `memory_limit` bound DuckDB (e.g. "4GB").
+    """
+    red = _Reducer(record, threads, memory_limit)
+    try:
+        cur = red.register(
+            {"submissions": submissions, "verdicts": verdicts, "flags": flags, "calls": calls, "rejected": rejected}
+        )
+        tasks = red.tasks(cur)
+        overall, per_area = red.system_rows(cur, tasks)
+        judges = red.judges(cur)
+        auditor = red.auditor(cur)
+        run_costs = red.run_costs()
+    finally:
+        red.con.close()
+    return Leaderboard(
+        run_id=record.run_id,
+        code_version=record.code_version,
+        vendors=record.vendors,
+        benchmark_uri=record.benchmark.uri,
+        benchmark_hash=record.benchmark.content_hash,
+        n_tasks=len(tasks),
+        areas=sorted(set(tasks.values())),
+        seed=red.seed,
+        bootstrap_samples=red.samples,
+        systems=overall,
+        by_area=per_area,
+        judges=judges,
+        auditor=auditor,
+        cost_by_vendor=run_costs,
+        cost_usd=round(sum(c.cost_usd for c in run_costs), COST_DECIMALS),
+        notes=red.notes,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Flat tables (leaderboard.parquet)
+# --------------------------------------------------------------------------------------------
+
+_ESTIMATES = (
+    "hc_pass_rate", "all_pass_rate", "criterion_pass_rate", "near_pass_1", "near_pass_2",
+    "material_per_task", "minor_per_task", "lost_to_gate",
+)
+
+
+def scores_table(rows: Sequence[SystemScores]) -> pa.Table:
+    """Leaderboard rows as a flat arrow table: each rate becomes `<rate>`, `_low`, `_high`, `_n`.
+
+    Cost per vendor becomes `cost_usd_<vendor>` / `tokens_<vendor>` columns, so the Parquet file
+    reads naturally in any dataframe tool.
+    """
+    vendors = sorted({c.vendor for r in rows for c in r.cost_by_vendor})
+    fields: list[pa.Field] = []
+    for name, info in SystemScores.model_fields.items():
+        if name == "cost_by_vendor":
+            continue
+        if name in _ESTIMATES:
+            fields += [pa.field(name, pa.float64()), pa.field(f"{name}_low", pa.float64()),
+                       pa.field(f"{name}_high", pa.float64()), pa.field(f"{name}_n", pa.int64())]
+            continue
+        ann = str(info.annotation)
+        typ = pa.string() if "str" in ann else pa.float64() if "float" in ann else pa.int64()
+        fields.append(pa.field(name, typ))
+    for v in vendors:
+        fields += [pa.field(f"cost_usd_{v}", pa.float64()), pa.field(f"tokens_{v}", pa.int64())]
+    records: list[dict[str, Any]] = []
+    for r in rows:
+        rec: dict[str, Any] = r.model_dump(exclude={"cost_by_vendor", *_ESTIMATES})
+        for name in _ESTIMATES:
+            est: Estimate = getattr(r, name)
+            rec[name], rec[f"{name}_low"], rec[f"{name}_high"], rec[f"{name}_n"] = est.value, est.low, est.high, est.n
+        by_vendor = {c.vendor: c for c in r.cost_by_vendor}
+        for v in vendors:
+            c = by_vendor.get(v)
+            rec[f"cost_usd_{v}"] = c.cost_usd if c else 0.0
+            rec[f"tokens_{v}"] = (c.input_tokens + c.output_tokens) if c else 0
+        records.append(rec)
+    return pa.Table.from_pylist(records, schema=pa.schema(fields))

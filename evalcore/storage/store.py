@@ -1,0 +1,319 @@
+"""Run storage: Parquet table schemas, the shard writer, run records and the resume index.
+
+Layout of one run (local folder or s3://):
+
+    <output>/<run_id>/run.json                 what produced the run (no secrets)
+    <output>/<run_id>/<table>/part-<shard>.parquet   table in submissions|verdicts|flags|calls|rejected
+    <output>/<run_id>/_SUCCESS.json            written last by a finished sweep
+
+Why this shape: shard names are deterministic (the shard's index in the submission stream plus a
+hash of the submission ids in it), each file is written whole (local: temp file + rename; S3: a
+single PUT), so a retried or resumed shard overwrites instead of duplicating, and a reader never
+sees half a shard. `submissions` is written last for a shard: a submission counts as done only
+once all its rows are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, get_args, get_origin
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalcore.config.models import TribunalConfig, VendorMode
+from evalcore.errors import StorageError
+from evalcore.schema import CallRow, FlagRow, Rejection, SubmissionRow, VerdictRow
+from evalcore.storage import fs
+
+TableName = Literal["submissions", "verdicts", "flags", "calls", "rejected"]
+TABLE_MODELS: dict[str, type[BaseModel]] = {
+    "submissions": SubmissionRow,
+    "verdicts": VerdictRow,
+    "flags": FlagRow,
+    "calls": CallRow,
+    "rejected": Rejection,
+}
+WRITE_ORDER: tuple[TableName, ...] = ("rejected", "calls", "verdicts", "flags", "submissions")
+SUCCESS = "_SUCCESS.json"
+RUN_RECORD = "run.json"
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+"""A run id is one folder name under the output: no separator, no leading dot (so never `..`)."""
+
+
+def valid_run_id(run_id: str) -> bool:
+    """True when `run_id` names one folder under the output and nothing else."""
+    return RUN_ID_PATTERN.fullmatch(run_id) is not None
+
+
+def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:
+    """Map a pydantic field annotation to (arrow type, nullable)."""
+    origin = get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        inner, _ = _arrow_type(args[0])
+        return inner, True
+    if origin is Literal:
+        return pa.string(), False
+    if annotation is bool:
+        return pa.bool_(), False
+    if annotation is int:
+        return pa.int64(), False
+    if annotation is float:
+        return pa.float64(), False
+    if annotation is str:
+        return pa.string(), False
+    raise TypeError(f"no arrow type for {annotation!r}")
+
+
+def arrow_schema(table: str) -> pa.Schema:
+    """The documented Parquet schema of a table, derived from its row model (one source of truth)."""
+    model = TABLE_MODELS[table]
+    fields = []
+    for name, f in model.model_fields.items():
+        typ, nullable = _arrow_type(f.annotation)
+        fields.append(pa.field(name, typ, nullable=nullable, metadata={"doc": f.description or ""}))
+    return pa.schema(fields)
+
+
+Row = BaseModel | Mapping[str, Any]
+"""A row as built by the grading path (its table's model) or as a plain mapping (validated here)."""
+
+
+def _validated(model: type[BaseModel], table: str, row: Row) -> BaseModel:
+    if isinstance(row, BaseModel):
+        if type(row) is not model:
+            raise TypeError(f"a {type(row).__name__} cannot be written to the {table} table ({model.__name__})")
+        return row
+    return model.model_validate(dict(row))
+
+
+def rows_to_table(table: str, rows: Sequence[Row]) -> pa.Table:
+    """Rows (the table's model, or mappings validated against it) as an arrow table with the fixed schema."""
+    model = TABLE_MODELS[table]
+    clean = [_validated(model, table, r).model_dump() for r in rows]
+    schema = arrow_schema(table)
+    return pa.Table.from_pylist(clean, schema=schema)
+
+
+def shard_name(index: int, submission_ids: Iterable[str]) -> str:
+    """Deterministic shard name: stream position plus a hash of exactly which submissions it holds."""
+    h = hashlib.sha256("\n".join(sorted(submission_ids)).encode()).hexdigest()[:12]
+    return f"part-{index:06d}-{h}"
+
+
+def write_table_file(run_uri: str, table: str, name: str, rows: Sequence[Row]) -> None:
+    """Write one file of a table whole (even with no rows: it then replaces an older version)."""
+    buf = io.BytesIO()
+    pq.write_table(rows_to_table(table, rows), buf, compression="zstd")
+    fs.write_bytes_atomic(fs.join(run_uri, table, f"{name}.parquet"), buf.getvalue())
+
+
+def write_shard(run_uri: str, name: str, tables: Mapping[str, Sequence[Row]]) -> dict[str, int]:
+    """Write one shard of every table, `submissions` last; returns rows written per table."""
+    written: dict[str, int] = {}
+    for table in WRITE_ORDER:
+        rows = tables.get(table, [])
+        if rows:
+            write_table_file(run_uri, table, name, rows)
+            written[table] = len(rows)
+    return written
+
+
+def read_table(run_uri: str, table: str, columns: list[str] | None = None) -> pa.Table:
+    """All shards of one table of a run (empty table with the schema when none exist)."""
+    schema = arrow_schema(table)
+    files = [f for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet") if not _hidden(f)]
+    if not files:
+        empty = schema.empty_table()
+        return empty.select(columns) if columns else empty
+    parts = [pq.read_table(io.BytesIO(fs.read_bytes(f)), columns=columns) for f in sorted(files)]
+    return pa.concat_tables(parts, promote_options="default")
+
+
+def _hidden(uri: str) -> bool:
+    base = uri.rstrip("/").rsplit("/", 1)[-1]
+    return base.startswith(".") or base.startswith("_")
+
+
+def write_json(uri: str, data: Mapping[str, Any]) -> None:
+    """Write a JSON document whole (run.json, _SUCCESS.json, leaderboard.json)."""
+    fs.write_bytes_atomic(uri, json.dumps(data, indent=2, sort_keys=True, default=str).encode())
+
+
+def read_json(uri: str) -> dict[str, Any]:
+    """Read a JSON document written by `write_json`."""
+    data: dict[str, Any] = json.loads(fs.read_bytes(uri))
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# run.json: the run record
+# --------------------------------------------------------------------------------------------
+
+RUN_RECORD_VERSION: Final = 1
+"""Bumped whenever run.json changes shape; a reader refuses a version it does not know."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TaskRef(_Record):
+    """One benchmark task as the run saw it."""
+
+    id: str
+    area: str
+    n_criteria: int
+
+
+class BenchmarkRef(_Record):
+    """Which benchmark content the run graded (a run resumes only with the same content hash)."""
+
+    uri: str
+    content_hash: str
+    tasks: list[TaskRef] = Field(description="Every loadable task: the leaderboard's denominator.")
+
+
+class ModelRef(_Record):
+    """A judge or the auditor: name, model and reasoning effort (family for judges)."""
+
+    name: str
+    family: str | None = None
+    model: str
+    effort: str | None = None
+
+
+class RunRecord(_Record):
+    """run.json: everything that produced a run, and nothing secret; written and read by this model only.
+
+    Why one model: the sweep writes it, resume and `--reuse` check it, the reduction reads its
+    configuration and task list. A record that does not validate is an error naming the file,
+    never a partial record patched with defaults. Records written before the version field was
+    added have the same shape as version 1 and read as such.
+    """
+
+    format_version: Literal[1] = RUN_RECORD_VERSION
+    run_id: str
+    created_at: float
+    code_version: str
+    vendors: VendorMode
+    config_fingerprint: str
+    config: TribunalConfig
+    judges: list[ModelRef]
+    auditor: ModelRef
+    prompt_hashes: dict[str, str]
+    benchmark: BenchmarkRef
+    submissions_uri: str
+    reuse: list[str] = Field(default_factory=list)
+
+    def write(self, run_uri: str) -> None:
+        """Write `<run_uri>/run.json` whole."""
+        fs.write_bytes_atomic(fs.join(run_uri, RUN_RECORD), self.model_dump_json(indent=2).encode())
+
+    @classmethod
+    def read(cls, run_uri: str, endpoint_override: str | None = None) -> RunRecord:
+        """`<run_uri>/run.json`, validated; a missing or invalid record is a `StorageError` naming the file."""
+        uri = fs.join(run_uri, RUN_RECORD)
+        try:
+            raw = fs.read_bytes(uri, endpoint_override)
+        except FileNotFoundError as exc:
+            raise StorageError(f"{uri}: not found — is {run_uri} a run folder written by `tribunal sweep`?") from exc
+        except OSError as exc:
+            raise StorageError(f"{uri}: unreadable run record: {exc}") from exc
+        try:
+            return cls.model_validate_json(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}" for e in exc.errors(include_url=False)[:5]
+            )
+            raise StorageError(
+                f"{uri}: not a run record of format version {RUN_RECORD_VERSION} ({problems}); "
+                "it was written by another version of tribunal"
+            ) from exc
+
+
+class ResumeIndex:
+    """What a run already holds: completed submissions and paid judge calls.
+
+    A submission is done when its latest row is `complete` (or `too_long`, which no retry can
+    fix) with the same content hash; incomplete submissions are graded again, and their paid calls
+    are served from the stored call rows instead of being sent again.
+    """
+
+    def __init__(self, done: Mapping[str, str]) -> None:
+        self.done = dict(done)
+
+    @classmethod
+    def load(cls, run_uri: str) -> ResumeIndex:
+        """One listing and one read of the `submissions` table."""
+        t = read_table(run_uri, "submissions", columns=["submission_id", "content_hash", "status", "graded_at"])
+        latest: dict[str, tuple[float, str, str]] = {}
+        for sid, chash, status, at in zip(
+            t.column("submission_id").to_pylist(),
+            t.column("content_hash").to_pylist(),
+            t.column("status").to_pylist(),
+            t.column("graded_at").to_pylist(),
+            strict=True,
+        ):
+            if sid not in latest or at >= latest[sid][0]:
+                latest[sid] = (at, chash, status)
+        return cls({sid: ch for sid, (_, ch, st) in latest.items() if st in ("complete", "too_long")})
+
+    def is_done(self, submission_id: str, content_hash: str) -> bool:
+        """True when this exact submission content is already graded to completion."""
+        return self.done.get(submission_id) == content_hash
+
+
+def stored_calls(run_uris: Iterable[str], vendor: str) -> dict[str, tuple[str, str]]:
+    """request_hash -> (paying run id, response JSON) of successful calls of one vendor.
+
+    Feeds `evalcore.vendors.reuse.ReusingVendor`: a call whose hash is here is never sent again. A row
+    that was itself reused points at the run that paid for it. Preflight calls are never served:
+    their point is to reach the vendor now.
+    """
+    out: dict[str, tuple[str, str]] = {}
+    for uri in run_uris:
+        t = read_table(uri, "calls", columns=["request_hash", "vendor", "purpose", "outcome", "run_id", "reused_from",
+                                              "response_json"])
+        # filter in Arrow: every vendor actor reads the table, and only its own successes matter
+        t = t.filter(
+            pc.and_(
+                pc.and_(pc.equal(t.column("vendor"), vendor), pc.equal(t.column("outcome"), "ok")),
+                pc.and_(pc.is_valid(t.column("response_json")), pc.not_equal(t.column("purpose"), "preflight")),
+            )
+        )
+        for h, run_id, reused, resp in zip(
+            t.column("request_hash").to_pylist(),
+            t.column("run_id").to_pylist(),
+            t.column("reused_from").to_pylist(),
+            t.column("response_json").to_pylist(),
+            strict=True,
+        ):
+            out.setdefault(h, (reused or run_id, resp))
+    return out
+
+
+def schema_markdown() -> str:
+    """The table schemas as Markdown (the README's copy is checked against this by a test)."""
+    out = []
+    for table, model in TABLE_MODELS.items():
+        out.append(f"#### `{table}` — {(model.__doc__ or '').strip().splitlines()[0]}\n")
+        out.append("| column | type | null | meaning |\n|---|---|---|---|")
+        for f in arrow_schema(table):
+            doc = (f.metadata or {}).get(b"doc", b"").decode().replace("|", "\\|")  # a cell, not a column
+            out.append(f"| `{f.name}` | {f.type} | {'yes' if f.nullable else ''} | {doc} |")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    print(schema_markdown())

@@ -1,0 +1,1 @@
+"""Submissions: loading the work to grade from a results folder or a manifest."""

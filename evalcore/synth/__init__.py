@@ -1,0 +1,1 @@
+"""Synthetic benchmarks with known ground truth: the sample's scale-up and the lab profile."""

@@ -1,0 +1,1 @@
+"""One small adapter per vendor SDK, behind the protocol in evalcore.vendors.protocol."""

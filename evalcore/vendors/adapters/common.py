@@ -1,0 +1,420 @@
+"""The shared half of every adapter: budget, retries, accounting, secrets, client lifetime.
+
+Why a base class: what differs between vendors is small (how to send one attempt, how to read
+usage, what each SDK exception means). Everything else — waiting on the rate budget, the single
+retry policy, counting attempts and 429s, summing billed usage and cost, keeping the key out of
+every message, creating the client inside the running event loop — is written once here, so the
+three adapters cannot drift apart. An adapter implements `_make_client`, `_attempt` and
+`classify`; `complete` and `complete_many` come from here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
+
+import pydantic
+
+from evalcore.config.models import VendorConfig
+from evalcore.errors import ErrorKind, VendorError
+from evalcore.vendors.adapters._headers import RateInfo
+from evalcore.vendors.budget import RateBudget
+from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage
+from evalcore.vendors.retry import Failure, RetryState, next_delay
+
+log = logging.getLogger("evalcore.vendors")
+
+C = TypeVar("C")
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+MAX_CAUSE_CHARS = 400
+MIN_SECRET_CHARS = 6
+
+
+class Classified(NamedTuple):
+    """`classify(exc)`'s answer: the kind of failure and the server's retry-after, if any."""
+
+    kind: ErrorKind
+    retry_after_s: float | None = None
+
+
+class BadOutput(Exception):
+    """The vendor answered (and billed), but not with a valid object of the requested schema."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        usage: Usage | None = None,
+        cost_usd: float | None = None,
+        request_id: str | None = None,
+        rate: RateInfo | None = None,
+        output_text: str | None = None,
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.output_text = output_text
+        self.usage = usage
+        self.cost_usd = cost_usd
+        self.request_id = request_id
+        self.rate = rate
+
+
+class NonModelBody(Exception):
+    """A 200 whose body is not the vendor's response object (an HTML page, a proxy error)."""
+
+
+@dataclass
+class Attempt(Generic[M]):
+    """One successful attempt as an adapter reports it."""
+
+    output: M
+    usage: Usage
+    request_id: str | None = None
+    cost_usd: float | None = None
+    rate: RateInfo | None = None
+
+
+def validate_output(schema: type[M], text: str, **billing: Any) -> M:
+    """Parse the model's text as the schema; anything else is a (billed) bad output."""
+    try:
+        return schema.model_validate_json(text)
+    except pydantic.ValidationError as exc:
+        errors = exc.errors()
+        msg = errors[0]["msg"] if errors else "invalid"
+        where = ".".join(str(p) for p in errors[0]["loc"]) if errors else ""
+        raise BadOutput(
+            f"output is not a valid {schema.__name__}: {msg} at {where or '(root)'}",
+            output_text=text,
+            **billing,
+        ) from None
+
+
+class AdapterBase(ABC, Generic[C]):
+    """Implements the `Vendor` protocol on top of `_attempt` + `classify` (see module doc)."""
+
+    adapter: ClassVar[str] = "base"
+    needs_key: ClassVar[bool] = True
+    is_offline: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        cfg: VendorConfig,
+        *,
+        budget: RateBudget | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.cfg = cfg
+        self.name = cfg.name
+        self.family = cfg.family
+        self.model = cfg.model
+        self.budget = budget if budget is not None or self.is_offline else RateBudget.for_vendor(cfg)
+        self._clock = clock
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._client: C | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
+        self._secret: pydantic.SecretStr | None = None
+        # Caps attempts on the wire at once: the budget paces the rate, but thousands of
+        # simultaneous requests drown the SDKs' connection pools (connect timeouts, measured).
+        self._gate = asyncio.Semaphore(cfg.max_in_flight)
+        self.spend_guard: Ledger | None = None
+        """Set by a sweep with --max-cost: each attempt reserves its worst case from it (cost_cap.py)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, adapter={self.adapter!r})"
+
+    # ---------------------------------------------------------------- to implement per vendor
+    @abstractmethod
+    def _make_client(self, api_key: str) -> C:
+        """Build the SDK client (SDK retries off). Called inside the running event loop."""
+
+    @abstractmethod
+    async def _attempt(
+        self, client: C, request: JudgeRequest, schema: type[M], timeout_s: float
+    ) -> Attempt[M]:
+        """Send one attempt; raise the SDK's exception, `BadOutput` or `NonModelBody` on failure."""
+
+    async def _close_client(self, client: C) -> None:
+        """Release the client's connections (override when the SDK has a close method)."""
+
+    def rate_info(self, exc: BaseException) -> RateInfo | None:
+        """Rate-limit facts carried by a failed attempt (headers, gRPC metadata)."""
+        return exc.rate if isinstance(exc, BadOutput) else None
+
+    def describe(self, exc: BaseException) -> str:
+        """A short, human cause for `exc` (sanitised afterwards); never include headers."""
+        if isinstance(exc, BadOutput) and exc.output_text is not None:
+            # redact before cutting: a key cut in half would escape redaction afterwards
+            head = self.redact(exc.output_text)[:80]
+            return f"{exc.reason} (got {len(exc.output_text)} chars: {head!r})"
+        text = str(exc).strip()
+        return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+    def classify(self, exc: BaseException) -> Classified:
+        """Vendor-neutral classification; adapters handle their SDK's errors, then call this."""
+        if isinstance(exc, BadOutput | pydantic.ValidationError):
+            return Classified(ErrorKind.BAD_OUTPUT)
+        if isinstance(exc, TimeoutError):
+            return Classified(ErrorKind.TIMEOUT)
+        if isinstance(exc, NonModelBody | json.JSONDecodeError | ConnectionError):
+            return Classified(ErrorKind.TRANSIENT)
+        return Classified(ErrorKind.FATAL)
+
+    # ---------------------------------------------------------------- secrets
+    def redact(self, text: str) -> str:
+        """Remove the API key from any text (defensive: SDK messages may echo what was sent)."""
+        if self._secret is not None:
+            key = self._secret.get_secret_value()
+            if len(key) >= MIN_SECRET_CHARS:  # a 1-letter test key would blank every such letter
+                text = text.replace(key, "***")
+        return text
+
+    def _cause(self, exc: BaseException) -> str:
+        cause = self.redact(self.describe(exc)).replace("\n", " ")
+        return cause if len(cause) <= MAX_CAUSE_CHARS else cause[: MAX_CAUSE_CHARS - 1] + "…"
+
+    # ---------------------------------------------------------------- client lifetime
+    def _ensure_client(self) -> C:
+        """The client for the running loop, created on first use (SDK clients are loop-bound)."""
+        loop = asyncio.get_running_loop()
+        if self._client is not None and self._client_loop is loop:
+            return self._client
+        key = ""
+        if self.needs_key:
+            secret = self.cfg.api_key()
+            if secret is None:
+                where = self.cfg.api_key_env or "api_key_env"
+                raise VendorError(
+                    self.name,
+                    self.model,
+                    ErrorKind.FATAL,
+                    f"no API key: set the environment variable {where}"
+                    if self.cfg.api_key_env
+                    else "no API key: set api_key_env in the vendor's configuration",
+                    attempts=0,
+                )
+            self._secret = secret
+            key = secret.get_secret_value()
+        self._client = self._make_client(key)
+        self._client_loop = loop
+        self._gate = asyncio.Semaphore(self.cfg.max_in_flight)
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the client if it belongs to this loop (a client of a dead loop is just dropped)."""
+        client, loop = self._client, self._client_loop
+        self._client, self._client_loop = None, None
+        if client is not None and loop is asyncio.get_running_loop():
+            try:
+                await self._close_client(client)
+            except Exception as exc:  # closing must never fail a run
+                log.debug("%s: closing the client failed: %s", self.name, self.redact(str(exc)))
+
+    # ---------------------------------------------------------------- the protocol
+    def estimate_tokens(self, request: JudgeRequest) -> int:
+        """What the budget reserves: prompt estimate plus the output allowance (OpenAI-style)."""
+        return request.estimated_input_tokens + (request.max_output_tokens or self.cfg.max_output_tokens)
+
+    async def complete(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T]:
+        """One logical call with the retry policy; raises `VendorError` when it gives up."""
+        outcome = await self._run(request, schema)
+        if isinstance(outcome, VendorError):
+            raise outcome
+        return outcome
+
+    async def complete_many(
+        self, requests: list[JudgeRequest], schema: type[T]
+    ) -> list[JudgeReply[T] | VendorError]:
+        """All calls concurrently (the budget paces them); failures are returned in place."""
+        return list(await asyncio.gather(*(self._run_safe(r, schema) for r in requests)))
+
+    async def _run_safe(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T] | VendorError:
+        try:
+            return await self._run(request, schema)
+        except Exception as exc:  # a bug must not sink the other calls of the batch
+            cause = "internal error: " + self._cause(exc)
+        return self._error(ErrorKind.FATAL, cause, RetryState(), None)
+
+    def _error(
+        self,
+        kind: ErrorKind,
+        cause: str,
+        state: RetryState,
+        request_id: str | None,
+        billed: Usage | None = None,
+        cost: float = 0.0,
+    ) -> VendorError:
+        b = billed or Usage()
+        return VendorError(
+            self.name,
+            self.model,
+            kind,
+            cause,
+            attempts=state.attempts,
+            rate_limited=state.rate_limited,
+            request_id=request_id,
+            billed_tokens=(b.input_tokens, b.cached_input_tokens, b.output_tokens, b.reasoning_tokens),
+            cost_usd=cost,
+        )
+
+    async def _run(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T] | VendorError:
+        state = RetryState()
+        try:
+            client = self._ensure_client()
+        except VendorError as err:
+            return err
+        except Exception as exc:  # a client that cannot be built is a configuration problem
+            cause = "cannot create the client: " + self._cause(exc)
+        else:
+            return await self._loop(client, request, schema, state)
+        return self._error(ErrorKind.FATAL, cause, state, None)
+
+    async def _loop(
+        self, client: C, request: JudgeRequest, schema: type[T], state: RetryState
+    ) -> JudgeReply[T] | VendorError:
+        """Attempts until success or the policy gives up.
+
+        Each attempt takes a budget slot (a retry is a request the vendor counts). `latency_s`
+        runs from the first send to the answer, retries and waits included; the time queued in
+        the budget before the first send is not the vendor's latency and is left out.
+        """
+        billed = Usage()
+        cost = 0.0
+        request_id: str | None = None
+        estimate = self.estimate_tokens(request)
+        started: float | None = None
+        while True:
+            # The wire slot first, then the budget: a call let through by the budget goes out at
+            # once (the budget's model bounds how long it takes to reach the vendor).
+            await self._gate.acquire()
+            try:
+                reservation = await self.budget.acquire(estimate) if self.budget is not None else None
+            except BaseException:
+                self._gate.release()
+                raise
+            now = self._clock()
+            started = now if started is None else started
+            state.attempts += 1
+            timeout_s = max(min(self.cfg.timeout_s, self.cfg.retry.deadline_s - (now - started)), 0.001)
+            failure: Failure | None = None
+            rate: RateInfo | None = None
+            counted: int | None = None  # tokens the vendor counted for a failed attempt, if known
+            worst = worst_case_usd(self.cfg, request) if self.spend_guard is not None else 0.0
+            attempt_cost = 0.0
+            try:
+                if self.spend_guard is not None and not (await self.spend_guard.reserve([worst]))[0]:
+                    if reservation is not None:
+                        reservation.settle(0)  # never sent
+                    return refusal(self.name, self.model, state.attempts - 1)
+                try:
+                    result = await asyncio.wait_for(
+                        self._attempt(client, request, schema, timeout_s), timeout_s
+                    )
+                    attempt_cost = result.cost_usd if result.cost_usd is not None else self._price(result.usage)
+                except BadOutput as exc:
+                    if exc.usage is not None:
+                        attempt_cost = exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
+                    raise
+                finally:
+                    if self.spend_guard is not None:
+                        await asyncio.shield(self.spend_guard.settle(worst, attempt_cost))
+            except asyncio.CancelledError:
+                if reservation is not None:
+                    reservation.settle(None)
+                raise
+            except Exception as exc:
+                kind, retry_after = self.classify(exc)
+                failure = Failure(kind, retry_after, self._cause(exc))
+                rate = self.rate_info(exc)
+                if isinstance(exc, BadOutput):
+                    request_id = exc.request_id or request_id
+                    if exc.usage is not None:
+                        counted = exc.usage.input_tokens + exc.usage.output_tokens
+                        billed = _add(billed, exc.usage)
+                        cost += exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
+            finally:
+                self._gate.release()
+            if failure is None:
+                if reservation is not None:
+                    reservation.settle(result.usage.input_tokens + result.usage.output_tokens)
+                self._observe(result.rate)
+                billed = _add(billed, result.usage)
+                cost += result.cost_usd if result.cost_usd is not None else self._price(result.usage)
+                return JudgeReply(
+                    output=result.output,
+                    usage=billed,
+                    cost_usd=cost,
+                    latency_s=self._clock() - started,
+                    attempts=state.attempts,
+                    rate_limited=state.rate_limited,
+                    request_id=result.request_id or request_id,
+                    vendor=self.name,
+                    model=self.model,
+                    offline=self.is_offline,
+                )
+            if reservation is not None:
+                reservation.settle(counted)  # None keeps the estimate (e.g. a timeout: unknown)
+            state.record(failure)
+            if failure.kind is ErrorKind.RATE_LIMITED and self.budget is not None:
+                self.budget.on_rate_limited(failure.retry_after_s)
+            self._observe(rate)
+            delay = self._next_delay(failure, state, self._clock() - started)
+            if delay is None:
+                log.warning(
+                    "%s (%s): giving up after %d attempt(s): %s: %s",
+                    self.name,
+                    self.model,
+                    state.attempts,
+                    failure.kind.value,
+                    failure.cause,
+                )
+                return self._error(failure.kind, failure.cause, state, request_id, billed, cost)
+            log.info(
+                "%s (%s): attempt %d failed (%s), retrying in %.2fs: %s",
+                self.name,
+                self.model,
+                state.attempts,
+                failure.kind.value,
+                delay,
+                failure.cause,
+            )
+            await self._sleep(delay)
+
+    def _next_delay(self, failure: Failure, state: RetryState, elapsed_s: float) -> float | None:
+        """The retry policy's answer (an adapter whose failures are deterministic says never)."""
+        return next_delay(self.cfg.retry, failure, state, elapsed_s, self._rng)
+
+    def _observe(self, rate: RateInfo | None) -> None:
+        if rate is None or self.budget is None or rate.empty:
+            return
+        self.budget.observe_headers(
+            rate.remaining_requests,
+            rate.remaining_tokens,
+            rate.reset_requests_s,
+            reset_tokens_s=rate.reset_tokens_s,
+            limit_requests=rate.limit_requests,
+            limit_tokens=rate.limit_tokens,
+        )
+
+    def _price(self, usage: Usage) -> float:
+        return self.cfg.price.cost(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens)
+
+
+def _add(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
+    )

@@ -1,0 +1,131 @@
+"""OpenAI judge over the Responses API with a strict JSON-schema output (openai 3.57).
+
+Why `responses.with_raw_response.create` and our own validation rather than `responses.parse`:
+we need the rate-limit headers of every answer (the budget reads them), and a schema-violating
+answer is still billed, so its usage must be read before validation fails. The text format is
+built by the same SDK helper `responses.parse` uses, so the wire request is identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from typing import Any
+
+import openai
+from openai.lib._parsing._responses import type_to_text_format_param
+from openai.types.responses import Response
+
+from evalcore.errors import ErrorKind
+from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
+from evalcore.vendors.adapters._stainless import StainlessErrors
+from evalcore.vendors.adapters.common import (
+    AdapterBase,
+    Attempt,
+    BadOutput,
+    Classified,
+    M,
+    NonModelBody,
+    validate_output,
+)
+from evalcore.vendors.protocol import JudgeRequest, Usage
+
+
+@cache
+def _text_format(schema: type[Any]) -> Any:
+    return type_to_text_format_param(schema)
+
+
+def _usage(response: Response) -> Usage:
+    u = response.usage
+    if u is None:
+        return Usage()
+    return Usage(
+        input_tokens=u.input_tokens or 0,
+        cached_input_tokens=(u.input_tokens_details.cached_tokens or 0) if u.input_tokens_details else 0,
+        output_tokens=u.output_tokens or 0,
+        reasoning_tokens=(u.output_tokens_details.reasoning_tokens or 0) if u.output_tokens_details else 0,
+    )
+
+
+def _refusal(response: Response) -> str | None:
+    for item in response.output or []:
+        if item.type == "message":
+            for part in item.content or []:
+                if part.type == "refusal":
+                    return part.refusal
+    return None
+
+
+def read_response(response: Response) -> tuple[Usage, str, str | None]:
+    """(usage, output text, why the answer is unusable or None), online and in batch results."""
+    if response.status == "incomplete":
+        reason = response.incomplete_details.reason if response.incomplete_details else None
+        return _usage(response), "", f"truncated output (status incomplete: {reason or 'unknown'})"
+    refusal = _refusal(response)
+    if refusal is not None:
+        return _usage(response), "", f"the model refused: {refusal[:120]!r}"
+    return _usage(response), response.output_text, None
+
+
+class OpenAIVendor(AdapterBase[openai.AsyncOpenAI]):
+    """OpenAI Responses API judge: structured output, reasoning effort, prompt-cache key."""
+
+    adapter = "openai"
+
+    def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=self.cfg.endpoint or None,
+            max_retries=0,
+            timeout=self.cfg.timeout_s,
+        )
+
+    async def _close_client(self, client: openai.AsyncOpenAI) -> None:
+        await client.close()
+
+    def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
+        """The Responses request body (the same online and in a batch's JSONL line)."""
+        kwargs: dict[str, Any] = {
+            "model": self.cfg.model,
+            "instructions": request.system_prompt,
+            "input": request.user_text,
+            "text": {"format": _text_format(schema)},
+            "max_output_tokens": request.max_output_tokens or self.cfg.max_output_tokens,
+        }
+        if self.cfg.reasoning_effort:
+            kwargs["reasoning"] = {"effort": self.cfg.reasoning_effort}
+        if self.cfg.prompt_caching and request.shared_prefix:
+            # routes calls sharing the long prefix to the same cache
+            kwargs["prompt_cache_key"] = hashlib.sha256(request.shared_prefix.encode()).hexdigest()[:32]
+        return kwargs
+
+    async def _attempt(
+        self, client: openai.AsyncOpenAI, request: JudgeRequest, schema: type[M], timeout_s: float
+    ) -> Attempt[M]:
+        raw = await client.responses.with_raw_response.create(**self.params(request, schema), timeout=timeout_s)
+        rate = parse_rate_info(raw.headers)
+        response = raw.parse()
+        if not isinstance(response, Response):
+            raise NonModelBody(f"HTTP {raw.status_code}: the body is not a Responses object")
+        request_id = raw.request_id or response.id
+        usage, text, problem = read_response(response)
+        billing: dict[str, Any] = {"usage": usage, "request_id": request_id, "rate": rate}
+        if problem is not None:
+            raise BadOutput(problem, **billing)
+        output = validate_output(schema, text, **billing)
+        return Attempt(output, usage, request_id, None, rate)
+
+    def rate_info(self, exc: BaseException) -> RateInfo | None:
+        return _ERRORS.rate_info(exc) or super().rate_info(exc)
+
+    def describe(self, exc: BaseException) -> str:
+        return _ERRORS.describe(exc) or super().describe(exc)
+
+    def classify(self, exc: BaseException) -> Classified:
+        if isinstance(exc, openai.LengthFinishReasonError | openai.ContentFilterFinishReasonError):
+            return Classified(ErrorKind.BAD_OUTPUT)
+        return _ERRORS.classify(exc) or super().classify(exc)
+
+
+_ERRORS = StainlessErrors(openai, out_of_credit=lambda exc: exc.code == "insufficient_quota")

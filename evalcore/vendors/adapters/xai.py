@@ -1,0 +1,136 @@
+"""xAI judge over gRPC with xai-sdk 1.21 (`xai_api.Chat/GetCompletion`), JSON-schema output.
+
+Why `chat.sample()` with `response_format=schema` and our own validation rather than
+`chat.parse`: a schema-violating answer is billed, so its usage and reported cost must be read
+before validation fails. gRPC retries are switched off on the channel (they would multiply with
+ours), and the per-call limit is `asyncio.wait_for` in the shared base (the SDK's interceptor
+overwrites per-call deadlines). The SDK has no exception classes: we classify raw gRPC status
+codes. xAI reports each call's cost; it is used instead of the price table when present.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import xai_sdk
+from xai_sdk.chat import system, user
+
+from evalcore.errors import ErrorKind
+from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
+from evalcore.vendors.adapters.common import AdapterBase, Attempt, BadOutput, Classified, M, validate_output
+from evalcore.vendors.protocol import JudgeRequest, Usage
+
+_RATE = grpc.StatusCode.RESOURCE_EXHAUSTED
+_TRANSIENT = {
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.CANCELLED,
+}
+
+
+def split_endpoint(endpoint: str | None) -> tuple[str | None, bool]:
+    """`http://host:port` -> (host:port, insecure); `https://host` or `host:port` -> secure."""
+    if not endpoint:
+        return None, False
+    if endpoint.startswith("http://"):
+        return endpoint[len("http://") :].rstrip("/"), True
+    if endpoint.startswith("https://"):
+        return endpoint[len("https://") :].rstrip("/"), False
+    return endpoint, False
+
+
+def _metadata(exc: grpc.aio.AioRpcError) -> list[tuple[str, str | bytes]]:
+    items: list[tuple[str, str | bytes]] = []
+    for md in (exc.trailing_metadata(), exc.initial_metadata()):
+        if md:
+            items.extend((str(k), v) for k, v in md)
+    return items
+
+
+def read_chat_response(response: Any) -> tuple[Usage, str, str | None]:
+    """(usage, answer text, why the answer is unusable or None), online and in batch results."""
+    u = response.usage
+    usage = Usage(
+        input_tokens=u.prompt_tokens,
+        cached_input_tokens=u.cached_prompt_text_tokens,
+        output_tokens=u.completion_tokens,
+        reasoning_tokens=u.reasoning_tokens,
+    )
+    if response.finish_reason == "REASON_MAX_LEN":
+        return usage, "", "truncated output (finish_reason REASON_MAX_LEN)"
+    return usage, response.content, None
+
+
+class XAIVendor(AdapterBase[xai_sdk.AsyncClient]):
+    """xAI (Grok) judge over gRPC: structured output, reported cost, no channel retries."""
+
+    adapter = "xai"
+
+    def _make_client(self, api_key: str) -> xai_sdk.AsyncClient:
+        host, insecure = split_endpoint(self.cfg.endpoint)
+        kwargs: dict[str, Any] = {
+            "api_key": api_key,
+            "timeout": self.cfg.timeout_s,
+            "channel_options": [("grpc.enable_retries", 0)],
+            "use_insecure_channel": insecure,
+        }
+        if host:
+            kwargs["api_host"] = host
+        return xai_sdk.AsyncClient(**kwargs)
+
+    async def _close_client(self, client: xai_sdk.AsyncClient) -> None:
+        await client.close()
+
+    def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
+        """`chat.create` arguments (the same online and for a batched chat)."""
+        kwargs: dict[str, Any] = {
+            "model": self.cfg.model,
+            "messages": [system(request.system_prompt), user(request.user_text)],
+            "response_format": schema,
+            "max_tokens": request.max_output_tokens or self.cfg.max_output_tokens,
+        }
+        if self.cfg.reasoning_effort:
+            kwargs["reasoning_effort"] = self.cfg.reasoning_effort
+        return kwargs
+
+    async def _attempt(
+        self, client: xai_sdk.AsyncClient, request: JudgeRequest, schema: type[M], timeout_s: float
+    ) -> Attempt[M]:
+        chat = client.chat.create(**self.params(request, schema))
+        response = await chat.sample()
+        usage, text, problem = read_chat_response(response)
+        cost = response.cost_usd
+        request_id = response.id or None
+        billing: dict[str, Any] = {"usage": usage, "cost_usd": cost, "request_id": request_id}
+        if problem is not None:
+            raise BadOutput(problem, **billing)
+        output = validate_output(schema, text, **billing)
+        return Attempt(output, usage, request_id, cost, None)
+
+    def rate_info(self, exc: BaseException) -> RateInfo | None:
+        if isinstance(exc, grpc.aio.AioRpcError):
+            return parse_rate_info(_metadata(exc))
+        return super().rate_info(exc)
+
+    def describe(self, exc: BaseException) -> str:
+        if isinstance(exc, grpc.aio.AioRpcError):
+            return f"gRPC {exc.code().name}: {exc.details() or ''}".strip()
+        return super().describe(exc)
+
+    def classify(self, exc: BaseException) -> Classified:
+        if isinstance(exc, grpc.aio.AioRpcError):
+            code = exc.code()
+            retry_after = parse_rate_info(_metadata(exc)).retry_after_s
+            if code is _RATE:
+                if "larger than max" in (exc.details() or "").lower():  # message size, not a rate
+                    return Classified(ErrorKind.FATAL)
+                return Classified(ErrorKind.RATE_LIMITED, retry_after)
+            if code is grpc.StatusCode.DEADLINE_EXCEEDED:
+                return Classified(ErrorKind.TIMEOUT)
+            if code in _TRANSIENT:
+                return Classified(ErrorKind.TRANSIENT, retry_after)
+            return Classified(ErrorKind.FATAL)
+        return super().classify(exc)

@@ -1,0 +1,72 @@
+"""Anthropic Message Batches: `messages.batches.create(requests=[{custom_id, params}])`.
+
+Why `params` is `AnthropicVendor.params`: `output_config` (effort, JSON-schema format) must sit
+at the top level of the params (not in extra_body), and the shared prefix keeps its
+`cache_control` breakpoint, so prompt caching works inside the batch as it does online. Results
+come from the batch's absolute `results_url`, in any order: joined on `custom_id`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalcore.vendors.adapters.anthropic import AnthropicVendor, read_message
+from evalcore.vendors.batch.protocol import BatchItemResult, BatchStatus, approx_bytes
+from evalcore.vendors.protocol import JudgeRequest
+
+
+class AnthropicBatch(AnthropicVendor):
+    """The Message Batches API of an Anthropic vendor entry."""
+
+    def request_bytes(self, request: JudgeRequest, schema: type[BaseModel]) -> int:
+        return approx_bytes(self.params(request, schema))
+
+    @staticmethod
+    def _status(batch: Any) -> BatchStatus:
+        c = batch.request_counts
+        return BatchStatus(
+            batch_id=batch.id,
+            vendor_status=batch.processing_status,
+            ended=batch.processing_status == "ended",
+            total=c.processing + c.succeeded + c.errored + c.canceled + c.expired,
+            succeeded=c.succeeded,
+            failed=c.errored + c.canceled + c.expired,
+            expires_at=batch.expires_at.timestamp() if batch.expires_at else None,
+        )
+
+    async def submit(self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str) -> BatchStatus:
+        requests: Any = [{"custom_id": cid, "params": self.params(req, schema)} for cid, req, schema in items]
+        return self._status(await self._ensure_client().messages.batches.create(requests=requests))
+
+    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+        """Message batches have no name: the one batch created since the record was written (with a
+        minute of clock skew), holding as many requests and unknown to the journal, if exactly one."""
+        found: list[BatchStatus] = []
+        async for batch in self._ensure_client().messages.batches.list(limit=100):
+            if batch.created_at.timestamp() < submitted_at - 60:
+                break
+            status = self._status(batch)
+            if batch.id not in known and status.total == n_requests:
+                found.append(status)
+        return found[0] if len(found) == 1 else None
+
+    async def poll(self, batch_id: str) -> BatchStatus:
+        return self._status(await self._ensure_client().messages.batches.retrieve(batch_id))
+
+    async def collect(self, batch_id: str) -> list[BatchItemResult]:
+        out: list[BatchItemResult] = []
+        async for item in await self._ensure_client().messages.batches.results(batch_id):
+            result = item.result
+            if result.type == "succeeded":
+                usage, text, problem = read_message(result.message)
+                out.append(BatchItemResult(custom_id=item.custom_id, status="succeeded", text=text,
+                                           problem=problem, usage=usage, request_id=result.message.id))
+            elif result.type == "errored":
+                err = result.error.error
+                out.append(BatchItemResult(custom_id=item.custom_id, status="errored",
+                                           error=self.redact(f"{err.type}: {err.message}")))
+            else:
+                out.append(BatchItemResult(custom_id=item.custom_id, status=result.type, error=result.type))
+        return out

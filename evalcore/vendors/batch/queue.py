@@ -1,0 +1,496 @@
+"""Batch mode behind the ordinary `Vendor` protocol: queue, submit, journal, poll, collect, retry.
+
+Why a `Vendor`: the methodology (`grade_submission`: Stage A, the audit decision, Stage 1, Stage 2)
+does not change in batch mode. Every submission in flight asks its judges as usual; a
+`BatchingVendor` queues those requests and sends them as one batch when the vendor's batch limits
+(requests, bytes) are reached or `flush_interval_s` after the first one queued. Since Stage A of
+every submission in flight arrives together, then their Stage 1 calls, then their Stage 2 calls,
+each stage is batched across submissions without the panel or the audit knowing.
+
+Never paying twice:
+* a batch's id and the request hashes in it are written to the journal (`evalcore.vendors.batch.journal`)
+  before anything waits on it;
+* a request whose hash is in a journalled batch that has not failed it waits on (or collects
+  again) that batch instead of being submitted: a re-run after a crash polls the same batches;
+* a request that comes back errored, expired, cancelled or unusable goes into a later batch (or
+  online with `retry_online`) under the vendor's retry policy (attempt limits and bad-output
+  limit; the policy's deadline is for online calls and does not apply to day-long batches); when
+  the policy gives up, the call fails like an online call and the judge abstains.
+
+With a cost cap (`--max-cost`, `spend_guard`), each batch reserves its requests' worst case at
+batch prices before it is submitted; a batch that could cross the cap is not submitted and its
+requests fail with kind `cost_cap` (see `evalcore.vendors.cost_cap`).
+
+Preflight calls always go online (they check keys and models before a run, in seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import secrets
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalcore.config.models import BatchConfig
+from evalcore.errors import ErrorKind, VendorError
+from evalcore.vendors.adapters.common import BadOutput, validate_output
+from evalcore.vendors.batch.journal import BatchJournal, BatchRecord
+from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus
+from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
+from evalcore.vendors.retry import Failure, RetryState, next_delay
+
+log = logging.getLogger("evalcore.vendors.batch.queue")
+
+MAX_POLL_FAILURES = 10
+
+
+class BatchPending(VendorError):
+    """`--detach`: the request is in a submitted batch that has not ended; a later run collects it."""
+
+
+class _SubmitFailed(Exception):
+    def __init__(self, kind: ErrorKind, cause: str) -> None:
+        super().__init__(cause)
+        self.kind = kind
+        self.cause = cause
+
+
+class _CapRefused(Exception):
+    """The cost cap refused the batch this request was queued in (nothing was submitted)."""
+
+
+@dataclass
+class _Queued:
+    request: JudgeRequest
+    schema: type[BaseModel]
+    size: int
+    batch: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+def _add(a: Usage, b: Usage) -> Usage:
+    return Usage(
+        input_tokens=a.input_tokens + b.input_tokens,
+        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
+        output_tokens=a.output_tokens + b.output_tokens,
+        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
+    )
+
+
+def custom_id(request: JudgeRequest) -> str:
+    """The id a request has inside a batch: its request hash (64 hex chars, valid for all three; the
+    journal relies on the two being the same)."""
+    return request.request_hash
+
+
+class BatchingVendor:
+    """A `Vendor` whose calls go through a vendor's batch API, durably (see the module doc)."""
+
+    def __init__(
+        self,
+        api: BatchAPI,
+        journal: BatchJournal,
+        settings: BatchConfig,
+        *,
+        online: Vendor | None = None,
+        detach: bool = False,
+        label: str = "tribunal",
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.api = api
+        self.cfg = api.cfg
+        self.name = api.cfg.name
+        self.family = api.cfg.family
+        self.model = api.cfg.model
+        self.journal = journal
+        self.settings = settings
+        self.online = online
+        self.detach = detach
+        self.label = label
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._queue: dict[str, _Queued] = {}
+        self._queue_bytes = 0
+        self._flush_timer: asyncio.Task[None] | None = None
+        self._flushing: set[asyncio.Task[None]] = set()
+        self._watchers: dict[str, asyncio.Future[dict[str, BatchItemResult]]] = {}
+        self._waiters: Counter[str] = Counter()
+        self.stats: Counter[str] = Counter()
+        self._recovered = False
+        self._recover_lock = asyncio.Lock()
+        self.spend_guard: Ledger | None = None
+        """Set by a sweep with --max-cost: each batch reserves its worst case before submission."""
+        self._reserved: dict[str, float] = {}  # batch id -> worst case reserved by this process
+
+    # ------------------------------------------------------------------ the Vendor protocol
+    async def complete(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T]:
+        """One logical call through batches (retried in later batches); raises `VendorError`."""
+        if request.purpose == "preflight" and self.online is not None:
+            return await self.online.complete(request, schema)
+        state = RetryState()
+        billed = Usage()
+        cost = 0.0
+        request_id: str | None = None
+        tried: list[str] = []
+        started = self._clock()
+        cid = custom_id(request)
+        while True:
+            state.attempts += 1
+            try:
+                await self._recover()
+                record = self.journal.usable_batch(request.request_hash, skip=tried)
+                batch_id = record.batch_id if record is not None else None
+                if batch_id is None:
+                    batch_id = await self._enqueue(request, schema)
+                else:
+                    self.stats["resumed_requests"] += 1
+                tried.append(batch_id)
+                item = await self._result_of(batch_id, cid)
+                if item is None:
+                    raise _SubmitFailed(ErrorKind.TRANSIENT, f"batch {batch_id} returned no result for the request")
+                reply = self._reply(item, schema, batch_id, state, billed, cost, started)
+                if isinstance(reply, JudgeReply):
+                    self.stats["succeeded"] += 1
+                    return reply
+                billed, cost, request_id = reply
+                failure = Failure(ErrorKind.BAD_OUTPUT, None, self.api.redact(item.problem or item.error or ""))
+                self._mark(batch_id, cid, "bad_output")
+            except BatchPending:
+                raise
+            except _CapRefused:
+                self.stats["cap_refused"] += 1
+                raise refusal(self.name, self.model, state.attempts - 1) from None
+            except _SubmitFailed as exc:
+                failure = Failure(exc.kind, None, self.api.redact(exc.cause))
+            except Exception as exc:  # a bug must fail this call, not the submission's other calls
+                failure = Failure(ErrorKind.FATAL, None,
+                                  f"internal error: {type(exc).__name__}: {self.api.redact(str(exc))[:300]}")
+            state.record(failure)
+            self.stats["failed_attempts"] += 1
+            if next_delay(self.cfg.retry, failure, state, 0.0, self._rng) is None:
+                self.stats["failed"] += 1
+                raise VendorError(
+                    self.name, self.model, failure.kind, f"batch: {failure.cause}", attempts=state.attempts,
+                    request_id=request_id,
+                    billed_tokens=(billed.input_tokens, billed.cached_input_tokens, billed.output_tokens,
+                                   billed.reasoning_tokens),
+                    cost_usd=cost,
+                )
+            log.info("%s: batch attempt %d failed (%s), retrying: %s", self.name, state.attempts,
+                     failure.kind.value, failure.cause)
+            if self.settings.retry_online and self.online is not None:
+                self.stats["online_retries"] += 1
+                reply = await self.online.complete(request, schema)
+                return reply.model_copy(update={  # what the batch attempts were billed stays on the call
+                    "usage": _add(billed, reply.usage),
+                    "cost_usd": cost + reply.cost_usd,
+                    "attempts": state.attempts + reply.attempts,
+                    "latency_s": self._clock() - started,
+                })
+
+    async def complete_many(
+        self, requests: list[JudgeRequest], schema: type[T]
+    ) -> list[JudgeReply[T] | VendorError]:
+        """Concurrent `complete`; failures returned in place (they all land in the same batch)."""
+
+        async def one(r: JudgeRequest) -> JudgeReply[T] | VendorError:
+            try:
+                return await self.complete(r, schema)
+            except VendorError as exc:
+                return exc
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    async def aclose(self) -> None:
+        """Stop the timers and watchers of this process (the batches go on at the vendor)."""
+        for watcher in self._watchers.values():
+            watcher.cancel()
+        for task in self._flushing:
+            task.cancel()
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+        await self.api.aclose()
+        if self.online is not None:
+            await self.online.aclose()
+
+    # ------------------------------------------------------------------ answers
+    def _reply(
+        self,
+        item: BatchItemResult,
+        schema: type[T],
+        batch_id: str,
+        state: RetryState,
+        billed: Usage,
+        cost: float,
+        started: float,
+    ) -> JudgeReply[T] | tuple[Usage, float, str | None]:
+        """The reply, or (billed usage, cost, request id) so far when the answer is unusable."""
+        if item.status != "succeeded":
+            raise _SubmitFailed(ErrorKind.TRANSIENT, f"request {item.status} in batch {batch_id}: {item.error or ''}")
+        usage = item.usage
+        billed = _add(billed, usage)
+        cost += self._billed(item)
+        if item.problem is not None:
+            return billed, cost, item.request_id
+        try:
+            output = validate_output(schema, item.text)
+        except BadOutput as exc:
+            item.problem = exc.reason
+            return billed, cost, item.request_id
+        return JudgeReply[schema](  # type: ignore[valid-type]
+            output=output,
+            usage=billed,
+            cost_usd=cost,
+            latency_s=self._clock() - started,
+            attempts=state.attempts,
+            request_id=item.request_id,
+            vendor=self.name,
+            model=self.model,
+            batch_id=batch_id,
+        )
+
+    # ------------------------------------------------------------------ queue and submit
+    async def _enqueue(self, request: JudgeRequest, schema: type[BaseModel]) -> str:
+        """Queue the request; returns the id of the batch it was submitted in."""
+        cid = custom_id(request)
+        queued = self._queue.get(cid)
+        if queued is None:
+            queued = _Queued(request, schema, self.api.request_bytes(request, schema))
+            limits = self.cfg.batch_limits
+            if self._queue and (
+                len(self._queue) >= limits.max_requests or self._queue_bytes + queued.size > limits.max_bytes
+            ):
+                self._flush_now()
+            self._queue[cid] = queued
+            self._queue_bytes += queued.size
+            if len(self._queue) >= limits.max_requests:
+                self._flush_now()
+            elif self._flush_timer is None:
+                self._flush_timer = asyncio.create_task(self._flush_later())
+        return await asyncio.shield(queued.batch)
+
+    async def _flush_later(self) -> None:
+        await self._sleep(self.settings.flush_interval_s)
+        self._flush_timer = None
+        self._flush_now()
+
+    def _flush_now(self) -> None:
+        if self._flush_timer is not None and self._flush_timer is not asyncio.current_task():
+            self._flush_timer.cancel()
+        self._flush_timer = None
+        items, self._queue, self._queue_bytes = self._queue, {}, 0
+        if items:
+            task = asyncio.create_task(self._submit(items))
+            self._flushing.add(task)
+            task.add_done_callback(self._flushing.discard)
+
+    async def flush(self) -> None:
+        """Send whatever is queued now and wait until it is submitted (used by --detach)."""
+        self._flush_now()
+        if self._flushing:
+            await asyncio.gather(*self._flushing, return_exceptions=True)
+
+    async def _submit(self, items: dict[str, _Queued]) -> None:
+        record = BatchRecord(
+            vendor=self.name,
+            model=self.model,
+            label=f"{self.label}-{self.name}-{secrets.token_hex(6)}",
+            requests=[q.request.request_hash for q in items.values()],
+            purposes=dict(Counter(q.request.purpose for q in items.values())),
+        )
+        batch = [(cid, q.request, q.schema) for cid, q in items.items()]
+        worst = 0.0
+        if self.spend_guard is not None:
+            price = self.cfg.price.for_batch()
+            worst = sum(worst_case_usd(self.cfg, q.request, price) for q in items.values())
+            try:
+                [granted] = await self.spend_guard.reserve([worst])
+            except Exception as exc:  # the ledger is unreachable: send nothing that could cross the cap
+                granted = False
+                log.error("%s: the cost cap's ledger did not answer (%s); batch not submitted", self.name, exc)
+            if not granted:
+                log.warning("%s: a batch of %d request(s) (worst case $%.4f) could cross the cost cap; not submitted",
+                            self.name, len(items), worst)
+                for q in items.values():
+                    if not q.batch.done():
+                        q.batch.set_exception(_CapRefused())
+                        q.batch.exception()
+                return
+        try:
+            self.journal.save(record)  # the intent, before the vendor hears of it (see evalcore.vendors.batch.journal)
+            status = await self.api.submit(batch, record.label)
+        except Exception as exc:
+            kind = self.api.classify(exc).kind
+            cause = f"submitting a batch of {len(items)} failed: {self.api.redact(str(exc))[:300]}"
+            log.warning("%s: %s", self.name, cause)
+            record.phase = record.vendor_status = "abandoned"
+            with contextlib.suppress(OSError):
+                self.journal.save(record)
+            if self.spend_guard is not None:
+                await asyncio.shield(self.spend_guard.settle(worst, 0.0))
+            for q in items.values():
+                if not q.batch.done():
+                    q.batch.set_exception(_SubmitFailed(kind, cause))
+                    q.batch.exception()
+            return
+        try:
+            self._adopt(record, status)  # saved before anyone waits on the batch
+        except OSError as exc:  # paid for: wait on it in this process all the same
+            log.error("%s: batch %s was submitted but its journal record could not be written (%s); "
+                      "a re-run will look it up by its label %s", self.name, status.batch_id, exc, record.label)
+        if self.spend_guard is not None:
+            self._reserved[status.batch_id] = worst
+        self.stats["batches_submitted"] += 1
+        self.stats["requests_submitted"] += len(items)
+        for q in items.values():
+            if not q.batch.done():
+                q.batch.set_result(status.batch_id)
+
+    def _adopt(self, record: BatchRecord, status: BatchStatus) -> None:
+        record.batch_id = status.batch_id
+        record.phase = "submitted"
+        record.vendor_status = status.vendor_status
+        record.expires_at = status.expires_at
+        self.journal.save(record)
+
+    async def _recover(self) -> None:
+        """Resolve records a crashed driver wrote before a submit call whose answer it never saved:
+        the vendor's batch with that label is adopted; none means the submit never arrived."""
+        if self._recovered:
+            return
+        async with self._recover_lock:
+            if self._recovered:
+                return
+            for record in self.journal.unresolved():
+                try:
+                    found = await self.api.find(record.label, record.submitted_at, len(record.requests),
+                                                self.journal.known_ids())
+                except Exception as exc:
+                    raise _SubmitFailed(self.api.classify(exc).kind,
+                                        f"looking up batch {record.label} failed: {self.api.redact(str(exc))[:300]}"
+                                        ) from None
+                if found is not None:
+                    log.warning("%s: adopted batch %s submitted by an earlier driver", self.name, found.batch_id)
+                    self._adopt(record, found)
+                    self.stats["batches_adopted"] += 1
+                else:
+                    record.phase = record.vendor_status = "abandoned"
+                    self.journal.save(record)
+            self._recovered = True
+
+    # ------------------------------------------------------------------ poll and collect
+    async def _result_of(self, batch_id: str, cid: str) -> BatchItemResult | None:
+        """One request's result; the batch is polled and collected once for all its waiters, and
+        its results are dropped when the last waiter has its answer (memory stays flat)."""
+        watcher = self._watchers.get(batch_id)
+        if watcher is None:
+            watcher = asyncio.ensure_future(self._watch(batch_id))
+            self._watchers[batch_id] = watcher
+        self._waiters[batch_id] += 1
+        try:
+            return (await asyncio.shield(watcher)).get(cid)
+        finally:
+            self._waiters[batch_id] -= 1
+            if self._waiters[batch_id] <= 0:
+                del self._waiters[batch_id]
+                if watcher.done() and self._watchers.get(batch_id) is watcher:
+                    del self._watchers[batch_id]
+
+    async def _watch(self, batch_id: str) -> dict[str, BatchItemResult]:
+        """Poll until the batch ends, collect it once, record every outcome in the journal."""
+        record = self.journal.by_batch_id(batch_id)
+        assert record is not None, f"batch {batch_id} is not in the journal"
+        failures = 0
+        first = True
+        while True:
+            try:
+                status = await self.api.poll(batch_id)
+                failures = 0
+            except Exception as exc:
+                kind = self.api.classify(exc).kind
+                failures += 1
+                cause = f"polling batch {batch_id} failed: {self.api.redact(str(exc))[:300]}"
+                if kind is ErrorKind.FATAL or failures >= MAX_POLL_FAILURES:
+                    self._watchers.pop(batch_id, None)
+                    raise _SubmitFailed(kind, cause) from None
+                log.warning("%s: %s (will poll again)", self.name, cause)
+                await self._sleep(self.settings.poll_interval_s)
+                continue
+            self.stats["polls"] += 1
+            self._update(record, status)
+            if status.ended:
+                break
+            if self.detach:
+                self._watchers.pop(batch_id, None)
+                raise BatchPending(
+                    self.name, self.model, ErrorKind.TRANSIENT,
+                    f"in batch {batch_id} ({status.vendor_status}); --detach: run the same command again to collect",
+                    attempts=0,
+                )
+            if first:
+                first = False
+            await self._sleep(self.settings.poll_interval_s)
+        try:
+            items = await self.api.collect(batch_id)
+        except Exception as exc:
+            self._watchers.pop(batch_id, None)  # the next caller polls and collects again
+            raise _SubmitFailed(self.api.classify(exc).kind,
+                                f"collecting batch {batch_id} failed: {self.api.redact(str(exc))[:300]}") from None
+        by_id = {item.custom_id: item for item in items}
+        reserved = self._reserved.pop(batch_id, None)
+        if reserved is not None and self.spend_guard is not None:
+            await asyncio.shield(self.spend_guard.settle(reserved, sum(self._billed(item) for item in items)))
+        wanted = set(record.requests)
+        record.outcomes = {
+            cid: ("bad_output" if item.status == "succeeded" and item.problem else item.status)
+            for cid, item in by_id.items()
+            if cid in wanted
+        }
+        record.phase = "collected"
+        self.journal.save(record)
+        self.stats["batches_collected"] += 1
+        return by_id
+
+    def _billed(self, item: BatchItemResult) -> float:
+        """What one result of a batch cost (the vendor's figure if it gives one, else batch prices)."""
+        if item.cost_usd is not None:
+            return item.cost_usd
+        u = item.usage
+        return self.cfg.price.for_batch().cost(u.input_tokens, u.cached_input_tokens, u.output_tokens)
+
+    def _update(self, record: BatchRecord, status: BatchStatus) -> None:
+        """Save the record when what `tribunal status` shows has changed."""
+        before = (record.vendor_status, record.succeeded, record.failed, record.phase)
+        record.vendor_status = status.vendor_status
+        record.succeeded, record.failed = status.succeeded, status.failed
+        record.expires_at = status.expires_at or record.expires_at
+        if status.ended and record.phase == "submitted":
+            record.phase = "ended"
+            record.ended_at = time.time()
+        if (record.vendor_status, record.succeeded, record.failed, record.phase) != before:
+            self.journal.save(record)
+
+    def _mark(self, batch_id: str, cid: str, outcome: Any) -> None:
+        record = self.journal.by_batch_id(batch_id)
+        if record is not None and record.outcomes.get(cid) != outcome:
+            record.outcomes[cid] = outcome
+            with contextlib.suppress(OSError):  # the attempt is retried anyway; the mark only saves a re-collect
+                self.journal.save(record)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Counters and queue state (for progress and --detach)."""
+        base = dict.fromkeys(("batches_submitted", "requests_submitted", "batches_collected", "resumed_requests",
+                              "succeeded", "failed", "failed_attempts", "online_retries", "polls"), 0)
+        return {**base, **self.stats, "queued": len(self._queue), "flushing": len(self._flushing),
+                "watching": len(self._watchers)}

@@ -1,0 +1,91 @@
+"""xAI batches over gRPC (`xai_api.BatchMgmt`): create a named batch, add chats, poll, page results.
+
+Why chats built by `XAIVendor.params`: `client.batch.add` takes the same chat objects an online
+call samples (with a `batch_request_id`), so the batched request is the online one. Batch requests
+do not count toward xAI's rate limits; each answer carries its cost at the batch price, used as is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+from pydantic import BaseModel
+
+from evalcore.vendors.adapters.xai import XAIVendor, read_chat_response
+from evalcore.vendors.batch.protocol import BatchItemResult, BatchStatus, ItemStatus
+from evalcore.vendors.protocol import JudgeRequest
+
+PAGE = 100
+ADD_CHUNK = 500  # requests per AddBatchRequests call (each call stays far below 20 MiB of prompts)
+
+
+class XAIBatch(XAIVendor):
+    """The batch API of an xAI vendor entry."""
+
+    def request_bytes(self, request: JudgeRequest, schema: type[BaseModel]) -> int:
+        return len(request.system_prompt.encode()) + len(request.user_text.encode()) + 512
+
+    @staticmethod
+    def _status(batch: Any) -> BatchStatus:
+        s = batch.state
+        expires = batch.expire_time.ToNanoseconds() / 1e9 if batch.HasField("expire_time") else None
+        return BatchStatus(
+            batch_id=batch.batch_id,
+            vendor_status="in_progress" if s.num_pending else "ended",
+            ended=s.num_requests > 0 and s.num_pending == 0,
+            total=s.num_requests,
+            succeeded=s.num_success,
+            failed=s.num_error + s.num_cancelled,
+            expires_at=expires,
+        )
+
+    async def submit(self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str) -> BatchStatus:
+        client = self._ensure_client()
+        batch = await client.batch.create(batch_name=label)
+        for start in range(0, len(items), ADD_CHUNK):
+            chats = [client.chat.create(**self.params(req, schema), batch_request_id=cid)
+                     for cid, req, schema in items[start : start + ADD_CHUNK]]
+            await client.batch.add(batch_id=batch.batch_id, batch_requests=chats)
+        return self._status(await client.batch.get(batch.batch_id))
+
+    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+        """The batch named with our label."""
+        client = self._ensure_client()
+        token: str | None = None
+        while True:
+            page = await client.batch.list(limit=PAGE, pagination_token=token)
+            for batch in page.batches:
+                if batch.name == label:
+                    return self._status(batch)
+            token = page.pagination_token or None
+            if not token:
+                return None
+
+    async def poll(self, batch_id: str) -> BatchStatus:
+        return self._status(await self._ensure_client().batch.get(batch_id))
+
+    async def collect(self, batch_id: str) -> list[BatchItemResult]:
+        client = self._ensure_client()
+        out: list[BatchItemResult] = []
+        token: str | None = None
+        while True:
+            page = await client.batch.list_batch_results(batch_id, limit=PAGE, pagination_token=token)
+            for result in page.results:
+                if result.is_success:
+                    response = result.response
+                    usage, text, problem = read_chat_response(response)
+                    out.append(BatchItemResult(custom_id=result.batch_request_id, status="succeeded", text=text,
+                                               problem=problem, usage=usage, cost_usd=response.cost_usd,
+                                               request_id=response.id or None))
+                    continue
+                code = result.proto.error.code
+                status: ItemStatus = (
+                    "expired" if code == grpc.StatusCode.DEADLINE_EXCEEDED.value[0]
+                    else "canceled" if code == grpc.StatusCode.CANCELLED.value[0] else "errored"
+                )
+                out.append(BatchItemResult(custom_id=result.batch_request_id, status=status,
+                                           error=self.redact(result.error_message or status)))
+            token = page.pagination_token
+            if not token:
+                return out

@@ -1,0 +1,115 @@
+"""Never pay twice: a vendor wrapper that serves stored calls and coalesces identical ones.
+
+Wraps any `Vendor`. A request whose hash is in the stored calls (this run's `calls` table on
+resume, or a run named with `--reuse`) is answered from the stored response at zero cost, marked
+`reused_from`. Identical requests in flight at the same time share one real call; if that call
+fails or its owner is cancelled, each waiter sends its own. Answers of new calls are added to the
+store, so a repeat within the process is free too — except Stage 2 answers, which the audit still
+validates (only their row in the calls table, with its validated outcome, may serve them later).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import MutableMapping
+
+from pydantic import BaseModel, ValidationError
+
+from evalcore.errors import VendorError
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
+
+
+class ReusingVendor:
+    """A `Vendor` that consults stored calls before paying for a new one."""
+
+    def __init__(self, inner: Vendor, stored: MutableMapping[str, tuple[str, str]], run_id: str) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.family = inner.family
+        self.model = inner.model
+        self.stored = stored
+        self.run_id = run_id
+        self.reused = 0
+        self.stale = 0
+        """Stored answers that no longer validated (each was paid again)."""
+        self._inflight: dict[str, asyncio.Future[JudgeReply[BaseModel]]] = {}
+
+    def _from_store(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T] | None:
+        """The stored answer, or None when there is none or it no longer validates.
+
+        A stored answer that does not fit today's output model (a model changed in a way its JSON
+        schema does not show, e.g. a validator) is dropped and the call is paid again: resume and
+        `--reuse` never crash on an old answer, and never serve one that is not valid now.
+        """
+        hit = self.stored.get(request.request_hash)
+        if hit is None:
+            return None
+        run_id, response_json = hit
+        try:
+            output = schema.model_validate_json(response_json)
+        except ValidationError:
+            self.stored.pop(request.request_hash, None)
+            self.stale += 1
+            return None
+        self.reused += 1
+        return JudgeReply[schema](  # type: ignore[valid-type]
+            output=output,
+            usage=Usage(),
+            cost_usd=0.0,
+            latency_s=0.0,
+            attempts=0,
+            vendor=self.name,
+            model=self.model,
+            reused_from=run_id,
+        )
+
+    async def complete(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T]:
+        """Stored answer, or a share of an identical call in flight, or a new paid call."""
+        stored = self._from_store(request, schema)
+        if stored is not None:
+            return stored
+        pending = self._inflight.get(request.request_hash)
+        if pending is not None:
+            try:
+                await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # we are being cancelled ourselves
+                # the owner was cancelled: send our own request below
+            except Exception:
+                pass  # the shared call failed (its cost is the owner's): send our own request below
+            again = self._from_store(request, schema)
+            if again is not None:
+                return again
+        fut: asyncio.Future[JudgeReply[BaseModel]] = asyncio.get_running_loop().create_future()
+        self._inflight[request.request_hash] = fut
+        try:
+            reply = await self.inner.complete(request, schema)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # mark retrieved: waiters re-send on their own
+            raise
+        finally:
+            self._inflight.pop(request.request_hash, None)
+        if request.purpose != "verify":
+            # Stage 2 answers are validated further by the audit (every flag decided once, merges
+            # into confirmed flags); only the calls table, which records that outcome, may serve them.
+            self.stored[request.request_hash] = (self.run_id, reply.output.model_dump_json())
+        fut.set_result(reply)  # type: ignore[arg-type]
+        return reply
+
+    async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
+        """Concurrent `complete`; failures returned in place, never raised (the `Vendor` protocol)."""
+
+        async def one(r: JudgeRequest) -> JudgeReply[T] | VendorError:
+            try:
+                return await self.complete(r, schema)
+            except VendorError as exc:
+                return exc
+
+        return list(await asyncio.gather(*(one(r) for r in requests)))
+
+    async def aclose(self) -> None:
+        """Close the wrapped vendor."""
+        await self.inner.aclose()

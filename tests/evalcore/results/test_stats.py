@@ -1,0 +1,242 @@
+"""Leaderboard statistics: bootstrap intervals as scipy computes them, κ on known tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+from evalcore.results.stats import (
+    bootstrap_mean,
+    bootstrap_ratio,
+    bootstrap_statistic,
+    cohen_kappa,
+    cohen_kappa_from_table,
+    fleiss_kappa,
+    kappa_from_cells,
+    rng_for,
+)
+
+# --------------------------------------------------------------------------------------------
+# Cohen's κ
+# --------------------------------------------------------------------------------------------
+
+
+def test_cohen_kappa_of_the_textbook_table_is_0_4() -> None:
+    # 50 items: both "yes" 20, A yes/B no 5, A no/B yes 10, both "no" 15.
+    # p_o = 35/50 = 0.7; p_e = 0.5*0.6 + 0.5*0.4 = 0.5; κ = (0.7 - 0.5) / (1 - 0.5) = 0.4
+    assert cohen_kappa_from_table([[20, 5], [10, 15]]) == pytest.approx(0.4)
+
+
+def test_cohen_kappa_from_labels_equals_the_table_form() -> None:
+    a = ["yes"] * 25 + ["no"] * 25
+    b = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    assert cohen_kappa(a, b) == pytest.approx(0.4)
+
+
+def test_cohen_kappa_aligns_categories_one_rater_never_used() -> None:
+    # A uses {pass, fail}, B only "pass": table [[2, 0], [1, 0]] over (pass, fail)
+    a, b = ["pass", "pass", "fail"], ["pass", "pass", "pass"]
+    # p_o = 2/3; p_e = (2/3)(1) + (1/3)(0) = 2/3 -> κ = 0
+    assert cohen_kappa(a, b) == pytest.approx(0.0)
+
+
+def test_cohen_kappa_of_systematic_disagreement_is_negative() -> None:
+    assert cohen_kappa_from_table([[0, 10], [10, 0]]) == pytest.approx(-1.0)
+
+
+def test_cohen_kappa_of_no_items_is_undefined() -> None:
+    assert cohen_kappa([], []) is None
+    assert cohen_kappa_from_table([[0, 0], [0, 0]]) is None
+
+
+def test_cohen_kappa_rejects_raters_of_different_lengths() -> None:
+    with pytest.raises(ValueError, match="different numbers"):
+        cohen_kappa(["pass"], ["pass", "fail"])
+
+
+labels = st.lists(st.sampled_from(["pass", "fail"]), min_size=1, max_size=60)
+
+
+@given(labels)
+def test_cohen_kappa_of_identical_raters_is_1(ratings: list[str]) -> None:
+    assert cohen_kappa(ratings, ratings) == 1.0
+
+
+@given(st.lists(st.tuples(st.sampled_from("pf"), st.sampled_from("pf")), min_size=1, max_size=80))
+def test_cohen_kappa_is_symmetric_and_at_most_1(pairs: list[tuple[str, str]]) -> None:
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    k_ab, k_ba = cohen_kappa(a, b), cohen_kappa(b, a)
+    assert k_ab is not None and k_ba is not None
+    assert k_ab == pytest.approx(k_ba)
+    assert k_ab <= 1.0 + 1e-12
+
+
+# --------------------------------------------------------------------------------------------
+# Fleiss' κ
+# --------------------------------------------------------------------------------------------
+
+FLEISS_1971 = [  # 10 items, 14 raters, 5 categories (Fleiss 1971 worked example)
+    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+]
+
+
+def test_fleiss_kappa_of_the_worked_example_is_0_210() -> None:
+    assert fleiss_kappa(FLEISS_1971) == pytest.approx(0.2099, abs=1e-4)
+
+
+def test_fleiss_kappa_of_two_raters_is_scotts_pi() -> None:
+    # Same 50 items as the Cohen example. Scott's π pools the two raters' marginals:
+    # p(yes) = (25 + 30) / 100 = 0.55, p_e = 0.55² + 0.45² = 0.505, p_o = 0.7
+    pi = (0.7 - 0.505) / (1 - 0.505)
+    rows = [[2, 0]] * 20 + [[1, 1]] * 15 + [[0, 2]] * 15
+    assert fleiss_kappa(rows) == pytest.approx(pi)
+
+
+def test_fleiss_kappa_with_pattern_weights_equals_the_expanded_items() -> None:
+    patterns = [[3, 0], [2, 1], [1, 2], [0, 3]]
+    weights = [40, 7, 5, 12]
+    expanded = [p for p, w in zip(patterns, weights, strict=True) for _ in range(w)]
+    assert fleiss_kappa(patterns, weights=weights) == pytest.approx(fleiss_kappa(expanded))
+
+
+def test_fleiss_kappa_rejects_items_with_different_numbers_of_raters() -> None:
+    with pytest.raises(ValueError, match="same number of raters"):
+        fleiss_kappa([[3, 0], [1, 1]])
+
+
+@given(st.lists(st.sampled_from([[3, 0], [0, 3]]), min_size=1, max_size=40))
+def test_fleiss_kappa_of_a_unanimous_panel_is_1(rows: list[list[int]]) -> None:
+    assert fleiss_kappa(rows) == 1.0
+
+
+# --------------------------------------------------------------------------------------------
+# Bootstrap
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 7, 40, 301])
+def test_bootstrap_mean_equals_scipy_percentile_bootstrap_with_the_same_generator(n: int) -> None:
+    values = np.random.default_rng(n).choice([0.0, 1 / 3, 2 / 3, 1.0], size=n)
+    ours = bootstrap_mean(values, rng=rng_for(5, "sys", str(n)), n_resamples=999)
+    ref = sps.bootstrap(
+        (values,), np.mean, method="percentile", n_resamples=999, vectorized=True, rng=rng_for(5, "sys", str(n))
+    )
+    assert ours.value == pytest.approx(values.mean())
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+    assert ours.n == n
+
+
+def test_bootstrap_of_a_single_task_is_that_task() -> None:
+    est = bootstrap_mean([2 / 3], rng=rng_for(1))
+    assert (est.value, est.low, est.high, est.n) == (2 / 3, 2 / 3, 2 / 3, 1)
+
+
+def test_bootstrap_ratio_equals_scipy_paired_percentile_bootstrap() -> None:
+    rng = np.random.default_rng(3)
+    num = rng.integers(0, 40, 150).astype(float)
+    den = num + rng.integers(1, 20, 150)
+
+    def ratio(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        return a.sum(axis=axis) / b.sum(axis=axis)
+
+    ours = bootstrap_ratio(num, den, rng=rng_for(9, "judge"), n_resamples=500)[0]
+    ref = sps.bootstrap((num, den), ratio, paired=True, vectorized=True, method="percentile",
+                        n_resamples=500, rng=rng_for(9, "judge"))
+    assert ours.value == pytest.approx(num.sum() / den.sum())
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+
+
+def test_bootstrap_statistics_of_one_population_share_their_resamples() -> None:
+    # two identical rows must get identical intervals (same resamples for every statistic)
+    x = np.random.default_rng(1).random(50)
+    a, b = bootstrap_ratio(np.vstack([x, x]), None, rng=rng_for(1, "s"), n_resamples=200)
+    assert (a.low, a.high) == (b.low, b.high)
+
+
+def test_bootstrap_is_reproducible_from_the_seed_and_names() -> None:
+    x = np.random.default_rng(2).random(80)
+    first = bootstrap_mean(x, rng=rng_for(20261130, "gpt-strong", "ALL"))
+    again = bootstrap_mean(x, rng=rng_for(20261130, "gpt-strong", "ALL"))
+    other_seed = bootstrap_mean(x, rng=rng_for(20261131, "gpt-strong", "ALL"))
+    other_name = bootstrap_mean(x, rng=rng_for(20261130, "grok-weak", "ALL"))
+    assert first == again
+    assert (first.low, first.high) != (other_seed.low, other_seed.high)
+    assert (first.low, first.high) != (other_name.low, other_name.high)
+
+
+def test_generator_keys_are_not_ambiguous_concatenations() -> None:
+    a = rng_for(1, "ab", "c").integers(0, 1 << 62)
+    b = rng_for(1, "a", "bc").integers(0, 1 << 62)
+    assert a != b
+
+
+def test_bootstrap_of_an_empty_population_is_undefined() -> None:
+    est = bootstrap_mean([], rng=rng_for(1))
+    assert (est.value, est.low, est.high, est.n) == (None, None, None, 0)
+
+
+def test_bootstrap_ratio_with_zero_denominator_overall_is_undefined() -> None:
+    est = bootstrap_ratio([0.0, 0.0], [0.0, 0.0], rng=rng_for(1))[0]
+    assert est.value is None and est.n == 2
+
+
+def test_bootstrap_ratio_ignores_resamples_with_an_empty_subpopulation() -> None:
+    # one unit in the sub-population out of 10: many resamples miss it; the rest give exactly 1.0
+    num = np.array([1.0] + [0.0] * 9)
+    den = np.array([1.0] + [0.0] * 9)
+    est = bootstrap_ratio(num, den, rng=rng_for(1), n_resamples=300)[0]
+    assert (est.value, est.low, est.high) == (1.0, 1.0, 1.0)
+
+
+def test_bootstrap_with_many_units_is_computed_in_chunks_identically(monkeypatch: pytest.MonkeyPatch) -> None:
+    import evalcore.results.stats as stats_mod
+
+    x = np.random.default_rng(4).random(500)
+    whole = bootstrap_mean(x, rng=rng_for(3, "x"), n_resamples=400)
+    monkeypatch.setattr(stats_mod, "_RESAMPLE_CELLS", 500 * 50)  # 50 resamples per chunk (even sizes)
+    chunked = bootstrap_mean(x, rng=rng_for(3, "x"), n_resamples=400)
+    assert chunked.low == pytest.approx(whole.low) and chunked.high == pytest.approx(whole.high)
+
+
+rates = st.lists(st.sampled_from([0.0, 1 / 3, 2 / 3, 1.0]) | st.floats(0, 1), min_size=1, max_size=120)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rates, st.integers(0, 2**32 - 1))
+def test_bootstrap_interval_contains_the_point_estimate(values: list[float], seed: int) -> None:
+    est = bootstrap_mean(values, rng=rng_for(seed, "p"), n_resamples=300)
+    assert est.low is not None and est.high is not None and est.value is not None
+    assert est.low - 1e-12 <= est.value <= est.high + 1e-12
+    assert 0.0 - 1e-12 <= est.low <= est.high <= 1.0 + 1e-12
+
+
+def test_bootstrap_statistic_of_kappa_equals_scipy_paired_percentile_bootstrap() -> None:
+    rng = np.random.default_rng(4)
+    cells = rng.integers(0, 6, (4, 120)).astype(float)  # per-submission (pp, pf, fp, ff) counts
+
+    def kappa(pp: np.ndarray, pf: np.ndarray, fp: np.ndarray, ff: np.ndarray, axis: int = -1) -> np.ndarray:
+        return kappa_from_cells(np.stack([x.sum(axis=axis) for x in (pp, pf, fp, ff)], axis=-1))
+
+    ours = bootstrap_statistic(cells, kappa_from_cells, rng=rng_for(2, "kappa"), n_resamples=400)
+    ref = sps.bootstrap(tuple(cells), kappa, paired=True, vectorized=True, method="percentile",
+                        n_resamples=400, rng=rng_for(2, "kappa"))
+    assert ours.value == pytest.approx(cohen_kappa_from_table(cells.sum(axis=1).reshape(2, 2)))
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=1e-12)
+
+
+@given(st.lists(st.tuples(*[st.integers(0, 50)] * 4), min_size=1, max_size=20))
+def test_vectorised_kappa_equals_the_table_form(tables: list[tuple[int, int, int, int]]) -> None:
+    got = kappa_from_cells(np.asarray(tables, dtype=float))
+    for (pp, pf, fp, ff), k in zip(tables, got, strict=True):
+        ref = cohen_kappa_from_table([[pp, pf], [fp, ff]])
+        if ref is None:  # no items: undefined
+            assert not np.isfinite(k)
+        else:
+            assert k == pytest.approx(ref)

@@ -1,0 +1,137 @@
+"""Run storage: fixed schemas, whole-or-nothing shards with deterministic names, resume index."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+import pytest
+from pydantic import ValidationError
+
+from evalcore.storage.store import (
+    ResumeIndex,
+    arrow_schema,
+    read_table,
+    rows_to_table,
+    shard_name,
+    stored_calls,
+    write_shard,
+)
+
+
+def _sub(sid: str, status: str, at: float, chash: str = "h") -> dict:
+    return {
+        "run_id": "r", "grading_id": f"g-{sid}-{at}", "submission_id": sid, "system": sid.split("::")[0],
+        "task_id": "a/t", "area": "a", "content_hash": chash, "status": status, "n_criteria": 2, "graded_at": at,
+    }
+
+
+def _call(h: str, vendor: str = "openai", outcome: str = "ok", reused: str | None = None) -> dict:
+    return {
+        "run_id": "r1", "grading_id": "g", "submission_id": "s::a/t", "system": "s", "task_id": "a/t",
+        "request_hash": h, "vendor": vendor, "family": vendor, "model": "m", "purpose": "rubric",
+        "outcome": outcome, "reused_from": reused, "response_json": '{"verdict":"pass","reasoning":"x"}',
+    }
+
+
+def test_table_schema_is_derived_from_the_row_model() -> None:
+    schema = arrow_schema("verdicts")
+    assert schema.field("verdict").type == "string"
+    assert schema.field("abstain_reason").nullable
+    assert not schema.field("criterion_id").nullable
+    assert arrow_schema("submissions").field("hc_score").type == "double"
+
+
+def test_rows_are_validated_before_they_are_written() -> None:
+    bad = _sub("s::a/t", "complete", 1.0)
+    bad["status"] = "finished"
+    with pytest.raises(ValidationError):
+        rows_to_table("submissions", [bad])
+
+
+def test_shard_name_is_deterministic_and_order_independent() -> None:
+    assert shard_name(3, ["b", "a"]) == shard_name(3, ["a", "b"])
+    assert shard_name(3, ["a"]) != shard_name(3, ["a", "b"])
+    assert shard_name(3, ["a"]).startswith("part-000003-")
+
+
+def test_rewriting_a_shard_overwrites_instead_of_duplicating(tmp_path) -> None:
+    run = str(tmp_path / "run")
+    rows = {"submissions": [_sub("s::a/t", "complete", 1.0)], "calls": [_call("h1")]}
+    write_shard(run, "part-000000-x", rows)
+    write_shard(run, "part-000000-x", rows)
+    assert read_table(run, "submissions").num_rows == 1
+    assert read_table(run, "calls").num_rows == 1
+    # no temp files left behind, and the file is a normal parquet file with our schema
+    files = sorted(p.name for p in (tmp_path / "run" / "submissions").iterdir())
+    assert files == ["part-000000-x.parquet"]
+    assert pq.read_schema(tmp_path / "run" / "submissions" / files[0]).field("status").type == "string"
+
+
+def test_missing_table_reads_as_empty_with_schema(tmp_path) -> None:
+    t = read_table(str(tmp_path / "nothing"), "flags")
+    assert t.num_rows == 0 and "span" in t.schema.names
+
+
+def test_resume_index_uses_latest_grading_and_retries_incomplete(tmp_path) -> None:
+    run = str(tmp_path / "run")
+    write_shard(run, "p0", {"submissions": [_sub("a::a/t", "incomplete", 1.0), _sub("b::a/t", "complete", 1.0)]})
+    write_shard(run, "p1", {"submissions": [_sub("a::a/t", "complete", 2.0), _sub("c::a/t", "incomplete", 2.0)]})
+    idx = ResumeIndex.load(run)
+    assert idx.is_done("a::a/t", "h") and idx.is_done("b::a/t", "h")
+    assert not idx.is_done("c::a/t", "h")
+    assert not idx.is_done("b::a/t", "changed-content")
+
+
+def test_stored_calls_keep_only_successes_of_that_vendor_and_credit_the_paying_run(tmp_path) -> None:
+    run = str(tmp_path / "run")
+    write_shard(
+        run,
+        "p0",
+        {"calls": [_call("h1"), _call("h2", outcome="timeout"), _call("h3", vendor="xai"), _call("h4", reused="r0")]},
+    )
+    got = stored_calls([run], "openai")
+    assert set(got) == {"h1", "h4"}
+    assert got["h1"][0] == "r1" and got["h4"][0] == "r0"
+
+
+def test_stored_preflight_calls_are_never_served_again(tmp_path) -> None:
+    run = str(tmp_path / "run")
+    preflight = {**_call("hp"), "purpose": "preflight", "submission_id": "", "system": "", "task_id": ""}
+    write_shard(run, "p0", {"calls": [_call("h1"), preflight]})
+    assert set(stored_calls([run], "openai")) == {"h1"}
+
+
+def test_tables_open_in_duckdb_with_their_schema(tmp_path) -> None:
+    import duckdb
+
+    run = str(tmp_path / "run")
+    write_shard(run, "p0", {"submissions": [_sub("a::a/t", "complete", 1.0)], "calls": [_call("h1"), _call("h2")]})
+    write_shard(run, "p1", {"submissions": [_sub("b::a/t", "incomplete", 2.0)]})
+    con = duckdb.connect()
+    rows = con.sql(f"select status, count(*) from '{run}/submissions/*.parquet' group by status order by status").fetchall()
+    assert rows == [("complete", 1), ("incomplete", 1)]
+    assert con.sql(f"select count(distinct request_hash) from '{run}/calls/*.parquet'").fetchall() == [(2,)]
+
+
+def test_the_run_record_round_trips_through_run_json_with_its_format_version(tmp_path) -> None:
+    from evalcore.storage.store import RUN_RECORD_VERSION, RunRecord, read_json
+    from tests.runfolder import test_record
+
+    record = test_record("r1", tasks=[{"id": "a/t", "area": "a", "n_criteria": 2}])
+    record.write(str(tmp_path))
+    assert read_json(str(tmp_path / "run.json"))["format_version"] == RUN_RECORD_VERSION
+    assert RunRecord.read(str(tmp_path)) == record
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [({"format_version": 2}, "format_version"), ({"config": {"seed": 1}}, "config.judges: Field required"),
+     ({"vendors": "simulated"}, "vendors")],
+)
+def test_a_run_record_that_does_not_validate_is_refused_naming_the_file(tmp_path, change, problem) -> None:
+    from evalcore.errors import StorageError
+    from evalcore.storage.store import RunRecord, write_json
+    from tests.runfolder import test_record
+
+    write_json(str(tmp_path / "run.json"), {**test_record("r1").model_dump(mode="json"), **change})
+    with pytest.raises(StorageError, match=rf"run\.json: not a run record of format version 1 \(.*{problem}"):
+        RunRecord.read(str(tmp_path))

@@ -1,0 +1,262 @@
+"""Batch mode through the real SDKs against the emulated batch APIs: one batch per flush, the
+journal written before waiting, a new process polls the same batch instead of submitting again,
+failed requests retried in a later batch, the retry policy's limit, half price."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel
+
+from evalcore.config.models import BatchConfig, Price, RetryPolicy, VendorConfig
+from evalcore.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
+from evalcore.errors import ErrorKind, VendorError
+from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, load_all
+from evalcore.vendors.batch.queue import BatchingVendor, BatchPending
+from evalcore.vendors.cost_cap import CostLedger, LocalLedger, worst_case_usd
+from evalcore.vendors.protocol import JudgeRequest
+from evalcore.vendors.registry import create_batch_api, create_vendor
+
+ANSWER = {"verdict": "met", "reason": "quoted verbatim"}
+PRICE = Price(input=4.0, cached_input=4.0, output=20.0)
+VENDORS = ("openai", "anthropic", "xai")
+
+
+class Verdict(BaseModel):
+    verdict: Literal["met", "not_met"]
+    reason: str
+
+
+def request(i: int) -> JudgeRequest:
+    return JudgeRequest(
+        purpose="rubric",
+        request_hash=hashlib.sha256(f"req-{i}".encode()).hexdigest(),
+        system_prompt="You grade legal memos.",
+        shared_prefix=f"Memo {i}: the lease runs to 2031.",
+        varying_suffix=" Criterion: names the end date.",
+        schema_name="Verdict",
+    )
+
+
+def vendor_config(adapter: str, endpoint: str, **extra: object) -> VendorConfig:
+    if adapter == "xai":
+        endpoint = "http://" + endpoint
+    return VendorConfig.model_validate({
+        "adapter": adapter, "name": adapter, "family": adapter, "model": f"{adapter}-model", "endpoint": endpoint,
+        "api_key_env": "TRIBUNAL_TEST_BATCH_KEY", "price": PRICE.model_dump(), "prompt_caching": False, **extra,
+    })
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRIBUNAL_TEST_BATCH_KEY", "batch-key-0123456789")
+
+
+def batching(cfg: VendorConfig, run: str, *, detach: bool = False, online: bool = False,
+             sleep: object = None) -> BatchingVendor:
+    settings = BatchConfig(enabled=True, flush_interval_s=0.0, poll_interval_s=1.0, retry_online=online)
+    return BatchingVendor(
+        create_batch_api(cfg), BatchJournal.load(run, cfg.name), settings,
+        online=create_vendor(cfg), detach=detach, sleep=sleep or (lambda s: asyncio.sleep(0)),  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize("adapter", VENDORS)
+async def test_one_flush_is_one_batch_journalled_and_answered_at_half_the_online_price(adapter: str, tmp_path) -> None:
+    async with EmulatorSet(EmulatorConfig(price=PRICE), responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        vendor = batching(cfg, str(tmp_path))
+        online = create_vendor(cfg)
+        try:
+            replies = await vendor.complete_many([request(i) for i in range(5)], Verdict)
+            assert not vendor._watchers  # collected results are let go once every waiter has its answer
+            ref = await online.complete(request(0), Verdict)
+        finally:
+            await vendor.aclose()
+            await online.aclose()
+        store = emus.by_vendor()[adapter].batches
+        assert store.creates == 1 and sum(store.submitted.values()) == 5
+        [record] = load_all(str(tmp_path))[adapter]
+        assert record.phase == "collected" and sorted(record.requests) == sorted(
+            request(i).request_hash for i in range(5))
+        assert set(record.outcomes.values()) == {"succeeded"}
+        for reply in replies:
+            assert not isinstance(reply, VendorError)
+            assert reply.output.verdict == "met" and reply.batch_id == record.batch_id
+        first = replies[0]
+        assert not isinstance(first, VendorError)
+        assert first.usage == ref.usage
+        assert first.cost_usd == pytest.approx(ref.cost_usd / 2, rel=1e-6)
+
+
+@pytest.mark.parametrize("adapter", VENDORS)
+async def test_a_new_process_polls_the_journalled_batch_and_submits_nothing_twice(adapter: str, tmp_path) -> None:
+    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=3600))
+    async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
+        emu = emus.by_vendor()[adapter]
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        first = batching(cfg, str(tmp_path), detach=True)
+        try:
+            pending = await first.complete_many([request(i) for i in range(3)], Verdict)
+        finally:
+            await first.aclose()
+        assert all(isinstance(p, BatchPending) for p in pending)
+        assert emu.batches.creates == 1 and not emu.requests  # submitted, not answered yet
+
+        async def sleep_advancing(seconds: float) -> None:  # the batch's clock moves, nobody waits
+            emu.advance(seconds)
+            await asyncio.sleep(0)
+
+        emu.advance(1800)
+        second = batching(cfg, str(tmp_path), sleep=sleep_advancing)
+        try:
+            replies = await second.complete_many([request(i) for i in range(3)], Verdict)
+        finally:
+            await second.aclose()
+        assert all(not isinstance(r, VendorError) for r in replies)
+        assert emu.batches.creates == 1  # polled and collected, never resubmitted
+        assert max(emu.batches.submitted.values()) == 1
+        assert second.stats["resumed_requests"] == 3 and second.stats["batches_submitted"] == 0
+
+
+@pytest.mark.parametrize("adapter", VENDORS)
+async def test_errored_and_expired_requests_are_retried_in_a_later_batch(adapter: str, tmp_path) -> None:
+    emu_cfg = EmulatorConfig(batch=BatchSettings(script=["errored", "succeeded", "expired"]))
+    async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        vendor = batching(cfg, str(tmp_path))
+        try:
+            replies = await vendor.complete_many([request(i) for i in range(3)], Verdict)
+        finally:
+            await vendor.aclose()
+        store = emus.by_vendor()[adapter].batches
+        assert all(not isinstance(r, VendorError) for r in replies)
+        assert store.creates == 2
+        records = load_all(str(tmp_path))[adapter]
+        assert sorted(records[0].outcomes.values()) == ["errored", "expired", "succeeded"]
+        assert len(records[1].requests) == 2 and set(records[1].outcomes.values()) == {"succeeded"}
+        attempts = sorted(r.attempts for r in replies if not isinstance(r, VendorError))
+        assert attempts == [1, 2, 2]
+
+
+async def test_a_request_failing_in_every_batch_gives_up_under_the_retry_policy(tmp_path) -> None:
+    emu_cfg = EmulatorConfig(batch=BatchSettings(error_rate=1.0))
+    async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("anthropic", emus.endpoints()["anthropic"], retry=RetryPolicy(max_attempts=3))
+        vendor = batching(cfg, str(tmp_path))
+        try:
+            [result] = await vendor.complete_many([request(0)], Verdict)
+        finally:
+            await vendor.aclose()
+        assert isinstance(result, VendorError) and result.attempts == 3
+        assert "errored" in str(result)
+        assert emus.anthropic.batches.creates == 3
+
+
+async def test_retry_online_sends_a_failed_batch_request_online_once(tmp_path) -> None:
+    emu_cfg = EmulatorConfig(batch=BatchSettings(script=["errored"]))
+    async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("openai", emus.endpoints()["openai"])
+        vendor = batching(cfg, str(tmp_path), online=True)
+        try:
+            [reply] = await vendor.complete_many([request(0)], Verdict)
+        finally:
+            await vendor.aclose()
+        assert not isinstance(reply, VendorError) and reply.batch_id is None
+        assert [r.path for r in emus.openai.requests] == ["/v1/responses"]  # the online retry
+        assert emus.openai.batches.creates == 1
+
+
+@pytest.mark.parametrize("adapter", VENDORS)
+async def test_a_driver_killed_between_the_submit_call_and_its_journal_entry_submits_nothing_twice(
+    adapter: str, tmp_path
+) -> None:
+    async with EmulatorSet(responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        first = batching(cfg, str(tmp_path))
+        submit = first.api.submit
+
+        died = asyncio.Event()
+
+        async def submit_then_die(items, label):  # the vendor has the batch; the driver dies before saving its id
+            await submit(items, label)
+            died.set()
+            raise asyncio.CancelledError
+
+        first.api.submit = submit_then_die  # type: ignore[method-assign]
+        task = asyncio.ensure_future(first.complete_many([request(i) for i in range(4)], Verdict))
+        await died.wait()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await first.aclose()
+        [record] = BatchJournal.load(str(tmp_path), adapter).records.values()
+        assert record.phase == "submitting" and not record.batch_id
+
+        second = batching(cfg, str(tmp_path))
+        try:
+            replies = await second.complete_many([request(i) for i in range(4)], Verdict)
+        finally:
+            await second.aclose()
+        assert all(not isinstance(r, VendorError) for r in replies)
+        store = emus.by_vendor()[adapter].batches
+        assert store.creates == 1 and max(store.submitted.values()) == 1
+        assert second.stats["batches_adopted"] == 1
+        [record] = BatchJournal.load(str(tmp_path), adapter).records.values()
+        assert record.phase == "collected" and record.batch_id in store.batches
+
+
+async def test_a_submitting_record_whose_batch_never_arrived_is_abandoned_and_sent_again(tmp_path) -> None:
+    async with EmulatorSet(responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("openai", emus.endpoints()["openai"])
+        journal = BatchJournal.load(str(tmp_path), "openai")
+        journal.save(BatchRecord(vendor="openai", model="m", label="lost-1", requests=[request(0).request_hash]))
+        vendor = batching(cfg, str(tmp_path))
+        try:
+            [reply] = await vendor.complete_many([request(0)], Verdict)
+        finally:
+            await vendor.aclose()
+        assert not isinstance(reply, VendorError)
+        phases = sorted(r.phase for r in BatchJournal.load(str(tmp_path), "openai").records.values())
+        assert phases == ["abandoned", "collected"] and emus.openai.batches.creates == 1
+
+
+@pytest.mark.parametrize("adapter", VENDORS)
+async def test_with_a_cost_cap_a_batch_reserves_its_worst_case_at_batch_prices_and_one_that_could_cross_is_not_sent(
+    adapter: str, tmp_path
+) -> None:
+    first, second = [request(i) for i in range(3)], [request(i) for i in range(3, 6)]
+    async with EmulatorSet(EmulatorConfig(price=PRICE), responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        worst_first = sum(worst_case_usd(cfg, r, PRICE.for_batch()) for r in first)
+        # the first batch fits exactly at batch prices (at online prices it would be twice the cap)
+        ledger = CostLedger(worst_first * (1 + 1e-9))
+        vendor = batching(cfg, str(tmp_path))
+        vendor.spend_guard = LocalLedger(ledger)
+        try:
+            paid = await vendor.complete_many(first, Verdict)
+            assert ledger.state.reserved_usd == pytest.approx(0.0, abs=1e-12)  # settled at collection
+            assert ledger.state.spent_usd == pytest.approx(sum(r.cost_usd for r in paid if not isinstance(r, VendorError)))
+            refused = await vendor.complete_many(second, Verdict)
+        finally:
+            await vendor.aclose()
+        store = emus.by_vendor()[adapter].batches
+        assert all(not isinstance(r, VendorError) for r in paid)
+        assert all(isinstance(r, VendorError) and r.kind is ErrorKind.COST_CAP for r in refused)
+        assert store.creates == 1 and ledger.state.stopped
+        assert len(load_all(str(tmp_path))[adapter]) == 1  # a refused batch leaves no journal record
+
+        # the next run (a fresh ledger with room) submits exactly the refused requests, once
+        rerun = batching(cfg, str(tmp_path))
+        rerun.spend_guard = LocalLedger(CostLedger(1.0))
+        try:
+            replies = await rerun.complete_many(first + second, Verdict)
+        finally:
+            await rerun.aclose()
+        assert all(not isinstance(r, VendorError) for r in replies)
+        assert store.creates == 2 and rerun.stats["resumed_requests"] == 3
+        assert sorted(load_all(str(tmp_path))[adapter][1].requests) == sorted(r.request_hash for r in second)
