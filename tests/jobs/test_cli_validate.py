@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from jobs.cli import app
 from tests.conftest import upload_tree
-from tests.evalcore.test_validate import _results, clean_bench
+from tests.evalcore.benchmark.test_validate import _results, clean_bench
 from tests.jobs.conftest import SAMPLE
 
 runner = CliRunner()
