@@ -1,0 +1,1 @@
+"""The `tribunal` commands, one module per group; `jobs.cli` registers them on the typer app."""

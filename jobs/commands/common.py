@@ -1,0 +1,89 @@
+"""What every command shares: exit codes, the error line, common options and their checks."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from evalcore.config.models import VendorMode
+from evalcore.storage.store import valid_run_id
+
+if TYPE_CHECKING:
+    from jobs.sweep import SweepSummary
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 1
+EXIT_INCOMPLETE = 3
+"""Calls failed (a judge abstained, an audit failed) or a shard failed: running again retries exactly those."""
+EXIT_LEFT_OUT = 4
+"""Finished, but inputs were left out: submissions or tasks rejected by the loaders, or (grade) too long."""
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 done; 1 bad input or configuration; 2 usage error; 3 incomplete (calls or shards "
+    "failed: run the same command again to retry exactly those); 4 inputs left out (rejected "
+    "submissions or tasks, or a submission too long to grade; the rest was graded); 130 interrupted."
+)
+
+
+
+def sweep_exit_code(summary: SweepSummary) -> int:
+    """Interrupted beats incomplete beats left out: the most urgent thing to act on."""
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    if summary.incomplete or summary.failed_shards or summary.cost_capped:
+        return EXIT_INCOMPLETE
+    if summary.rejected:
+        return EXIT_LEFT_OUT
+    return EXIT_OK
+
+
+def print_error(error: object, console: Console | None = None) -> None:
+    """``error: <message>`` on stderr, the message as plain text.
+
+    Messages quote user paths, system names and file content; printed as rich markup, a path with
+    ``[/]`` in it raises a MarkupError and ``gpt-5[beta]`` loses its ``[beta]``.
+    """
+    (console or Console(stderr=True)).print(Text.assemble(("error: ", "red"), str(error)), soft_wrap=True)
+
+
+S3_HELP = (
+    "S3 endpoint (e.g. http://127.0.0.1:9000) for s3:// URIs. "
+    "Default: $AWS_ENDPOINT_URL_S3, else $AWS_ENDPOINT_URL, else AWS itself."
+)
+
+
+VendorsOpt = Annotated[
+    VendorMode,
+    typer.Option(
+        "--vendors",
+        case_sensitive=False,
+        help="real: the configured vendors (keys from the env vars named in the config); "
+        "emulated: local emulators of each vendor's wire protocol, started for this command, answering "
+        "with the offline heuristics; offline: in-process offline judges, no network.",
+    ),
+]
+ConfigOpt = Annotated[
+    str | None, typer.Option("--config", "-c", help="YAML overriding evalcore/config/defaults.yaml.")
+]
+
+
+
+def check_run_id(value: str | None) -> str | None:
+    """A run id is one folder name under --output: it can never name a path outside it."""
+    if value is not None and not valid_run_id(value):
+        raise typer.BadParameter(
+            f"{value!r} is not a run id: use 1-128 letters, digits, '.', '_' or '-', starting with a letter "
+            "or digit (a run id is one folder under --output, never a path)"
+        )
+    return value
+
+
+def use_endpoint(endpoint_url: str | None) -> None:
+    """Point every s3:// URI of this command at `endpoint_url` (the variable the filesystems read)."""
+    if endpoint_url:
+        os.environ["AWS_ENDPOINT_URL_S3"] = endpoint_url

@@ -1,0 +1,112 @@
+"""`tribunal estimate`: what a sweep will cost before it starts, and how the estimate is shown."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+from evalcore.errors import TribunalError
+from jobs.commands.common import S3_HELP, ConfigOpt, print_error, use_endpoint
+
+if TYPE_CHECKING:
+    from evalcore.grading.estimate import Estimate
+
+
+def estimate(
+    benchmark: Annotated[str, typer.Argument(help="Benchmark root (local or s3://).")],
+    submissions: Annotated[
+        str, typer.Option("--submissions", "-s", help="Results folder or .jsonl/.parquet manifest.")
+    ],
+    config: ConfigOpt = None,
+    calibrate: Annotated[
+        str | None,
+        typer.Option(help="A finished run (e.g. a pilot on a few submissions): take output sizes and the audited share from it."),
+    ] = None,
+    audited_share: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Share of submissions expected to pass Stage A and be audited (default 1: upper bound)."),
+    ] = None,
+    fast: Annotated[bool, typer.Option(help="Skip the grounding checks (Stage 1's candidates) for speed.")] = False,
+    batch: Annotated[
+        bool,
+        typer.Option("--batch", help="Price batch mode (the vendors' batch APIs; cache warming off), as `sweep --batch`."),
+    ] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the estimate as JSON.")] = False,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+) -> None:
+    """What a sweep will cost before it starts: every request built as the sweep builds it, not sent.
+
+    Counts calls and input tokens per vendor, the share of input tokens the vendors' caches will
+    serve (their caching rules replayed in the sweep's order, with cache warming as configured),
+    prices them per pricing mode, and prints the lower bound on wall time set by the configured
+    rate limits. Output sizes and the audited share are assumptions (printed); `--calibrate RUN`
+    measures them on an earlier run. `--batch` (or batch.enabled in the configuration) prices the
+    sweep `sweep --batch` would run: batch prices, cache warming off.
+
+    Example:
+
+        tribunal estimate runs/lab -s runs/lab/submissions --calibrate runs/pilot/run-1a2b
+    """
+    import json
+
+    from evalcore.benchmark.loader import load_benchmark
+    from evalcore.config.load import load_config
+    from evalcore.grading.estimate import OutputModel
+    from evalcore.grading.estimate import estimate as build_estimate
+    from evalcore.schema import Submission
+    from evalcore.submissions.loader import iter_submissions
+    from jobs.batch import with_batch
+
+    use_endpoint(endpoint_url)
+    console = Console(stderr=True)
+    try:
+        cfg = with_batch(load_config(config), True if batch else None)
+        model = OutputModel.from_run(calibrate) if calibrate else OutputModel()
+        if audited_share is not None:
+            model.audited_share = audited_share
+        bench = load_benchmark(benchmark)
+        tasks = bench.task_map()
+        if not tasks:
+            raise TribunalError(f"{benchmark}: no loadable tasks ({len(bench.problems)} problem(s)); "
+                                "`tribunal validate` lists them")
+        subs = (s for s in iter_submissions(submissions, tasks, excluded=bench.excluded_task_ids())
+                if isinstance(s, Submission))
+        est = build_estimate(tasks, subs, cfg, model, fast=fast)
+    except TribunalError as exc:
+        print_error(exc, console)
+        raise typer.Exit(1) from exc
+    if json_out:
+        print(json.dumps(estimate_json(est), indent=1))
+    else:
+        render_estimate(est, Console())
+
+
+def estimate_json(est: Estimate) -> dict[str, Any]:
+    """The estimate as `--json` prints it: the model plus its derived figures."""
+    data = est.model_dump(mode="json")
+    data.update(cost_usd=est.cost_usd, cached_share=est.cached_share, min_wall_s=est.min_wall_s,
+                usd_per_submission=est.per_submission())
+    return data
+
+
+def render_estimate(est: Estimate, out: Console) -> None:
+    """The estimate as a table per vendor, the cost per graded submission, and its assumptions."""
+    from rich.table import Table
+
+    from evalcore.grading.estimate import render_table
+
+    modes = list(est.cost_usd)
+    t = Table(title=f"estimate ({est.pricing}): {est.submissions:,} submissions ({est.too_long} too long), "
+                    f"cache warming {'on' if est.warm else 'off'}")
+    for col in ("vendor", "model", "calls", "input tokens", "cached", "output tokens",
+                *(f"USD {m}" for m in modes), "min wall"):
+        t.add_column(col, justify="left" if col in ("vendor", "model") else "right")
+    for row in render_table(est):
+        t.add_row(*row)
+    out.print(t)
+    a = est.assumptions
+    out.print("USD per graded submission: " + ", ".join(f"{m} ${est.per_submission(m):,.4f}" for m in modes))
+    out.print(f"assumed: audited share {a.audited_share:.2f}, Stage 2 share {a.verify_share:.2f}, output tokens "
+              + ("measured in " + a.calibrated_from if a.calibrated_from else "per purpose + reasoning effort (defaults)"))

@@ -1,0 +1,129 @@
+"""Tools around a sweep: local vendor emulators and synthetic benchmarks."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from evalcore.errors import TribunalError
+from jobs.commands.common import print_error
+
+
+def emulate(
+    openai_port: Annotated[int, typer.Option(help="Port of the OpenAI emulator (0 = any free port).")] = 0,
+    anthropic_port: Annotated[int, typer.Option(help="Port of the Anthropic emulator (0 = any free port).")] = 0,
+    xai_port: Annotated[int, typer.Option(help="Port of the xAI gRPC emulator (0 = any free port).")] = 0,
+    rpm: Annotated[
+        int | None, typer.Option("--rpm", help="Server-side requests/min limit of each emulator (429 beyond).")
+    ] = None,
+    tpm: Annotated[
+        int | None, typer.Option("--tpm", help="Server-side tokens/min limit of each emulator (429 beyond).")
+    ] = None,
+    latency: Annotated[float, typer.Option(help="Median answer latency in seconds (lognormal); 0 = instant.")] = 0.0,
+    faults: Annotated[
+        float, typer.Option(help="Share of requests failing (429, 5xx, malformed, truncated in equal parts).")
+    ] = 0.0,
+    seed: Annotated[int, typer.Option(help="Seed of fault injection and latency.")] = 0,
+    batch_delay: Annotated[
+        float, typer.Option(help="Seconds a batch takes to end (batch APIs; past 24 h it expires).")
+    ] = 0.0,
+    batch_errors: Annotated[float, typer.Option(help="Share of batched requests answered errored.")] = 0.0,
+    api_key_env: Annotated[
+        str | None, typer.Option(help="Require the key held in this environment variable (401 otherwise).")
+    ] = None,
+    emulator_config: Annotated[
+        str | None, typer.Option("--emulator-config", help="YAML of an EmulatorConfig (replaces the options above).")
+    ] = None,
+    write_config: Annotated[
+        str | None, typer.Option("--write-config", help="Write the sweep YAML pointing at the emulators to this file.")
+    ] = None,
+) -> None:
+    """Serve local emulators of the OpenAI, Anthropic and xAI APIs on 127.0.0.1 until Ctrl+C.
+
+    The real SDKs work against them unchanged. They answer with the offline heuristics, enforce
+    the limits you give, inject faults at the rate you give, and print the endpoints, the
+    environment variables and the YAML (for `tribunal sweep --config`) that point a sweep at them.
+
+    Example:
+
+        tribunal emulate --rpm 600 --latency 0.5 --faults 0.02 --write-config emulated.yaml
+
+    They also serve the three batch APIs (`--batch-delay`, `--batch-errors`) for `tribunal sweep --batch`.
+    """
+    import asyncio
+    from pathlib import Path
+
+    from evalcore.emulators.serve import emulator_config_from, serve_forever
+
+    console = Console(stderr=True)
+    try:
+        key = os.environ.get(api_key_env) if api_key_env else None
+        if api_key_env and not key:
+            raise TribunalError(f"--api-key-env {api_key_env}: that environment variable is not set")
+        cfg = emulator_config_from(
+            file=Path(emulator_config) if emulator_config else None,
+            requests_per_minute=rpm,
+            tokens_per_minute=tpm,
+            latency_s=latency,
+            fault_rate=faults,
+            seed=seed,
+            api_key=key,
+            batch_delay_s=batch_delay,
+            batch_errors=batch_errors,
+        )
+        ports = {"openai": openai_port, "anthropic": anthropic_port, "xai": xai_port}
+        asyncio.run(serve_forever(cfg, ports=ports, config_out=Path(write_config) if write_config else None))
+    except TribunalError as exc:
+        print_error(exc, console)
+        raise typer.Exit(1) from exc
+    except OSError as exc:  # e.g. a port already in use
+        print_error(f"cannot start the emulators: {exc}", console)
+        raise typer.Exit(1) from exc
+    except KeyboardInterrupt:
+        console.print("emulators stopped")
+
+
+def synth_cmd(
+    out: Annotated[str, typer.Argument(help="Output folder: results/, manifest.jsonl and ground_truth.json go here.")],
+    n: Annotated[int, typer.Option("--n", "-n", min=1, help="Number of synthetic submissions.")] = 2000,
+    sample: Annotated[str, typer.Option(help="Sample benchmark with submissions/ and ground_truth.json.")] = "examples/sample",
+    seed: Annotated[int, typer.Option(help="Random seed; the same seed gives identical files.")] = 0,
+    profile: Annotated[
+        str, typer.Option(help="sample: N submissions derived from the sample; lab: a realistic-size benchmark.")
+    ] = "sample",
+    tasks: Annotated[int, typer.Option(min=1, help="lab profile: number of tasks (4 systems each).")] = 8,
+) -> None:
+    """Generate N synthetic submissions with known ground truth from the sample, for scale tests.
+
+    Each one copies a sample submission under a new system name (`synth-0001`, ...), spread evenly
+    over the sample's tasks, and clones it, alters a grounded date/amount/party/quote, appends a
+    fabricated sentence, or empties it, recording every planted hallucination and verdict.
+
+    Example: `tribunal synth runs/synth -n 2000` then
+    `tribunal sweep examples/sample -s runs/synth/manifest.jsonl ...`
+
+    `--profile lab` instead writes a whole benchmark at the published protocol's size (44-90
+    criteria, 5-15 docx/pdf/xlsx/eml sources of 20k-150k tokens, 1-5k-word memos) with its
+    submissions and ground truth: `tribunal synth runs/lab --profile lab --tasks 8` then
+    `tribunal sweep runs/lab -s runs/lab/submissions ...`
+    """
+    if profile not in ("sample", "lab"):
+        Console(stderr=True).print(f"[red]error:[/] --profile: {profile!r} is not one of sample, lab")
+        raise typer.Exit(2)
+    if profile == "lab":
+        from evalcore.synth.lab import generate_lab, lab_summary
+
+        lab = generate_lab(out, tasks=tasks, seed=seed)
+        Console().print(f"wrote {out}/tasks, {out}/submissions and {out}/ground_truth.json\n{lab_summary(lab)}")
+        return
+    from evalcore.synth.scale import summary, synthesize
+
+    try:
+        gt = synthesize(sample, None, n, out, seed=seed)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from exc
+    Console().print(f"wrote {out}/manifest.jsonl and {out}/ground_truth.json\n{summary(gt)}", markup=False)
