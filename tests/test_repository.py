@@ -1,5 +1,6 @@
-"""The repository is self-contained: a clone has every document its README and docs link to, and
-nothing in it points at notes that live outside it."""
+"""The repository is self-contained and its documentation holds together: a clone has every
+document and heading its README and docs link to, nothing in it points at notes that live outside
+it, and the README stays a page a newcomer reads on one screen (the manual is in docs/)."""
 
 from __future__ import annotations
 
@@ -11,24 +12,64 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 OUTSIDE = ("../" + "shared", "/work/" + "shared")  # spelled in two parts so this file does not match itself
+README_MAX_LINES = 200
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-def _tracked_files() -> list[Path]:
+def _repository_files() -> list[Path]:
+    """Tracked files and new ones not ignored: a page written but not yet committed counts too."""
     try:
-        out = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO, capture_output=True, check=True,
+        ).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
-    return [REPO / name for name in out.decode().split("\0") if name]
+    return sorted({REPO / name for name in out.decode().split("\0") if name})
 
 
 def _markdown_files() -> list[Path]:
     return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")), *sorted((REPO / "cluster").glob("*.md"))]
 
 
-def test_no_tracked_file_refers_to_notes_outside_the_repository() -> None:
+def _prose(text: str) -> str:
+    """The text outside fenced code blocks (a `# comment` in a shell block is not a heading)."""
+    return _FENCE.sub("", text)
+
+
+def github_anchor(heading: str) -> str:
+    """The id GitHub gives a heading: link text kept, lower case, punctuation dropped, spaces as '-'."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(doc: Path) -> set[str]:
+    """Every heading's anchor in a page; a repeated heading gets `-1`, `-2`, ... as on GitHub."""
+    found: set[str] = set()
+    count: dict[str, int] = {}
+    for heading in _HEADING.findall(_prose(doc.read_text(encoding="utf-8"))):
+        base = github_anchor(heading)
+        n = count.get(base, 0)
+        found.add(f"{base}-{n}" if n else base)
+        count[base] = n + 1
+    return found
+
+
+def test_github_anchor_follows_githubs_rule() -> None:
+    assert github_anchor("Batch mode (half price, durable, never paying twice)") == (
+        "batch-mode-half-price-durable-never-paying-twice"
+    )
+    assert github_anchor("Output: one folder per run (local or `s3://`)") == "output-one-folder-per-run-local-or-s3"
+    assert github_anchor("What `tribunal calibrate` reports (`evalcore/results/calibrate.py`)") == (
+        "what-tribunal-calibrate-reports-evalcoreresultscalibratepy"
+    )
+
+
+def test_no_repository_file_refers_to_notes_outside_the_repository() -> None:
     offenders = []
-    for path in _tracked_files():
+    for path in _repository_files():
         if not path.is_file():
             continue
         try:
@@ -39,18 +80,44 @@ def test_no_tracked_file_refers_to_notes_outside_the_repository() -> None:
     assert offenders == []
 
 
-def test_every_relative_link_in_the_readme_and_docs_resolves_inside_the_repository() -> None:
+def test_every_relative_link_in_the_readme_and_docs_resolves_to_a_file_and_heading_inside_the_repository() -> None:
     broken = []
     for doc in _markdown_files():
-        for target in _LINK.findall(doc.read_text(encoding="utf-8")):
-            if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
-                continue  # a web address or an anchor in the same page
-            path = (doc.parent / target.split("#")[0]).resolve()
-            if not path.exists() or REPO not in path.parents and path != REPO:
-                broken.append(f"{doc.relative_to(REPO)}: {target}")
+        for target in _LINK.findall(_prose(doc.read_text(encoding="utf-8"))):
+            if re.match(r"^[a-z][a-z0-9+.-]*:", target):
+                continue  # a web address
+            name, _, anchor = target.partition("#")
+            path = (doc.parent / name).resolve() if name else doc
+            if not path.exists() or (REPO not in path.parents and path != REPO):
+                broken.append(f"{doc.relative_to(REPO)}: {target} (no such file)")
+            elif anchor and path.suffix == ".md" and anchor not in anchors(path):
+                broken.append(f"{doc.relative_to(REPO)}: {target} (no such heading)")
     assert broken == []
 
 
-def test_the_readme_links_the_methodology_and_the_reliability_pages() -> None:
+def test_a_link_to_a_missing_heading_is_caught(tmp_path: Path) -> None:
+    """The anchor check can fail: a heading that is not there is not among a page's anchors."""
+    page = tmp_path / "page.md"
+    page.write_text("# Title\n\n## Using the whole limit\n\n```bash\n# not a heading\n```\n## Twice\n## Twice\n")
+    assert anchors(page) == {"title", "using-the-whole-limit", "twice", "twice-1"}
+
+
+def test_the_readme_fits_on_a_screen_and_the_manual_is_in_docs() -> None:
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move the detail into a page of docs/"
+
+
+def test_the_readme_links_every_page_of_docs() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert "](docs/METHODOLOGY.md)" in readme and "](docs/RELIABILITY.md)" in readme
+    pages = sorted(p.name for p in (REPO / "docs").glob("*.md"))
+    assert {"METHODOLOGY.md", "RELIABILITY.md", "ARCHITECTURE.md", "OUTPUT.md", "OPERATIONS.md", "PERFORMANCE.md",
+            "COST.md", "DOCUMENTS.md", "CALIBRATION.md"} <= set(pages)
+    assert [p for p in pages if f"](docs/{p}" not in readme] == []
+
+
+def test_the_readme_maps_the_packages_a_newcomer_looks_for() -> None:
+    """The gate, the rate budget and the batch journal are found from folder names alone."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    for package, module in [("evalcore/grading/", "scoring.py"), ("evalcore/vendors/", "budget.py"),
+                            ("evalcore/vendors/batch/", "journal.py")]:
+        assert f"`{package}`" in readme and (REPO / package / module).is_file(), package
