@@ -4,6 +4,9 @@ Why: the real SDK clients run unchanged against them on 127.0.0.1, so adapters, 
 budgets and the whole sweep are tested end to end with no network and no keys. Each emulator has
 knobs (script of behaviours, fault rates, latency, server-side limits), a pluggable responder that
 decides the answer, realistic usage (incl. prompt-cache hits) and a record of every request.
+They keep and delete data as the vendors do (OpenAI `store`, files and their expiry, Anthropic
+batch deletion, xAI `store_messages`), and log the retention settings of every body received
+(`emu.received`, `emu.retained()`), so a client's data retention is tested through the real SDKs.
 
     async with OpenAIEmulator(EmulatorConfig(script=[RateLimited(retry_after=0.05)])) as emu:
         client = AsyncOpenAI(api_key="k", base_url=emu.base_url, max_retries=0)
@@ -31,6 +34,7 @@ from evalcore.emulators._config import (
     UniformLatency,
 )
 from evalcore.emulators._engine import EmulatorStats, Outcome, RecordedRequest, UsageCounts
+from evalcore.emulators._retention import Received
 from evalcore.emulators._set import EmulatorSet, EmulatorThread, start_in_thread
 from evalcore.emulators.anthropic_server import AnthropicEmulator
 from evalcore.emulators.openai_server import OpenAIEmulator
@@ -68,6 +72,7 @@ __all__ = [
     "OpenAIEmulator",
     "Outcome",
     "RateLimited",
+    "Received",
     "RecordedRequest",
     "Reply",
     "Responder",

@@ -14,6 +14,7 @@ from typing import ClassVar, Self
 from evalcore.emulators._batches import BatchStore
 from evalcore.emulators._config import Behaviour, EmulatorConfig
 from evalcore.emulators._engine import EmulatorStats, Engine, RecordedRequest
+from evalcore.emulators._retention import Received, ReceivedLog
 from evalcore.emulators.responders import Responder
 
 
@@ -34,6 +35,7 @@ class EmulatorBase(ABC):
         self.config = config or EmulatorConfig()
         self.engine = Engine(self.vendor, self.config, responder, self.id_prefix)
         self.batches = BatchStore(self.engine, self.config.batch)
+        self.log = ReceivedLog(self.vendor, self.config.max_recorded)
         self.bind_host = host
         self._requested_port = port
         self._port: int | None = None
@@ -42,6 +44,20 @@ class EmulatorBase(ABC):
     def requests(self) -> list[RecordedRequest]:
         """Every request received, in arrival order."""
         return self.engine.requests
+
+    @property
+    def received(self) -> list[Received]:
+        """Every body received (online, batch lines at submission, management calls) with the
+        retention settings the vendor reads from it, in arrival order."""
+        return self.log.entries
+
+    def retained(self) -> dict[str, list[str]]:
+        """Ids of what the vendor still keeps, by kind ("responses", "files", "batches", ...).
+
+        Brought up to the emulator's clock first (expired files are gone). What a purge must leave
+        empty, apart from the kinds the vendor offers no way to delete (OpenAI and xAI batches).
+        """
+        return {"batches": list(self.batches.batches)}
 
     @property
     def stats(self) -> EmulatorStats:
@@ -65,7 +81,8 @@ class EmulatorBase(ABC):
         self.engine.push(*behaviours)
 
     def advance(self, seconds: float) -> None:
-        """Move the batch clock forward: batches due by then end when next looked at."""
+        """Move the emulator's clock forward: batches due by then end, and files and batch results
+        past their retention are deleted, when next looked at."""
         self.batches.advance(seconds)
 
     @abstractmethod

@@ -7,7 +7,8 @@ what each success answers, are decided here, by the same engine (and so the same
 usage) that answers online calls: batch and online modes can be compared answer for answer.
 
 Time is the store's clock: wall time plus an offset a test moves with `advance`, so completion
-delays and expiry are tested without sleeping. Tests in another thread can wait on `wait_for`
+delays, expiry and retention (OpenAI file expiry, Anthropic's archiving of old batches) are tested
+without sleeping; it is the emulator's one clock. Tests in another thread can wait on `wait_for`
 (a condition variable notified on every change) instead of polling.
 """
 
@@ -58,6 +59,7 @@ class EmulatedBatch:
     cancelled: bool = False
     expired: bool = False
     polls: int = 0
+    archived_at: float | None = None  # wall clock; set when the vendor deleted its results
 
     @property
     def expires_at(self) -> float:
@@ -137,6 +139,28 @@ class BatchStore:
     def get(self, batch_id: str) -> EmulatedBatch | None:
         """The batch, or None for an unknown id."""
         return self.batches.get(batch_id)
+
+    def delete(self, batch: EmulatedBatch) -> None:
+        """Forget a batch and everything in it (the vendor's delete; callers check it has ended)."""
+        self.batches.pop(batch.id, None)
+        self._notify()
+
+    def archive_due(self, kept_s: float) -> None:
+        """Delete the requests and answers of every ended batch created `kept_s` or more ago.
+
+        Why keep the batch itself: Anthropic still shows an archived batch (with `archived_at`)
+        but its results are gone; the outcomes stay, so its counts are still right.
+        """
+        now = self.now()
+        for batch in self.batches.values():
+            if batch.archived_at is None and batch.state == "ended" and now - batch.created_clock >= kept_s:
+                batch.archived_at = batch.created_at + kept_s
+                for item in batch.items.values():
+                    item.decision, item.body = None, {}
+                    item.request = EmulatedRequest(
+                        vendor=item.request.vendor, api=item.request.api, model=item.request.model,
+                        system="", user="",
+                    )
 
     def cancel(self, batch: EmulatedBatch) -> None:
         """Stop a batch: its unfinished requests end as canceled at its next look."""

@@ -202,6 +202,12 @@ class BatchSettings(BaseModel):
     price_factor: float = Field(
         default=0.5, gt=0, description="xAI's reported cost of a batched request, relative to online."
     )
+    results_kept_s: float = Field(
+        default=29 * 86_400.0,
+        gt=0,
+        description="Anthropic archives a message batch this long after its creation: its results "
+        "are deleted (29 days, as the vendor documents).",
+    )
 
 
 class EmulatorConfig(BaseModel):
@@ -249,7 +255,8 @@ class EmulatorConfig(BaseModel):
     max_recorded: int | None = Field(
         default=None,
         gt=0,
-        description="Keep only about the last N recorded requests (None = all); stats always count all.",
+        description="Keep only about the last N recorded requests, received bodies and stored responses "
+        "(None = all, as the vendors keep them); stats always count all.",
     )
     batch: BatchSettings = Field(default_factory=BatchSettings)
     price: Price = Field(

@@ -3,6 +3,10 @@
 Why `handler_cancellation=True`: a client that times out hangs up, and the emulator must then stop
 working on that request (as a real server does) instead of finishing a 1-hour `Hang` after the
 test has ended.
+
+Every HTTP emulator also answers `GET /_emulator/received` (not a vendor endpoint): the retention
+settings of every body it received and the ids of what it still keeps, so an operator of
+`tribunal emulate` can check what a sweep sent without a debugger (same key as the API).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ class HttpEmulator(EmulatorBase):
     async def start(self) -> None:
         """Bind and serve in the running event loop."""
         app = web.Application(client_max_size=MAX_BODY_BYTES)
-        app.add_routes(self._routes())
+        app.add_routes([*self._routes(), web.get("/_emulator/received", self._received_route)])
         self.engine.open()
         runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None)
         await runner.setup()
@@ -54,6 +58,13 @@ class HttpEmulator(EmulatorBase):
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    async def _received_route(self, request: web.Request) -> web.StreamResponse:
+        """The received log (without bodies: they hold the benchmark's text) and what is kept."""
+        if not self.batches.authorized(bearer_key(request)):
+            return web.json_response({"error": {"message": "invalid API key"}}, status=401)
+        received = [e.model_dump(mode="json", exclude={"body"}) for e in self.received]
+        return web.json_response({"vendor": self.vendor, "received": received, "retained": self.retained()})
 
     # -- for subclasses ---------------------------------------------------------------------------
 

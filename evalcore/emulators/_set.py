@@ -17,6 +17,7 @@ from typing import Literal, TypeVar
 from evalcore.emulators._batches import BatchStore
 from evalcore.emulators._config import Behaviour, EmulatorConfig
 from evalcore.emulators._engine import EmulatorStats, RecordedRequest
+from evalcore.emulators._retention import Received
 from evalcore.emulators.anthropic_server import AnthropicEmulator
 from evalcore.emulators.openai_server import OpenAIEmulator
 from evalcore.emulators.responders import Responder
@@ -162,8 +163,24 @@ class EmulatorThread:
 
         return self.call(snap)
 
+    def received(self, vendor: VendorKey) -> list[Received]:
+        """A copy of one emulator's received log: every body with its retention settings."""
+
+        async def snap() -> list[Received]:
+            return list(self.emulators.by_vendor()[vendor].received)
+
+        return self.call(snap)
+
+    def retained(self, vendor: VendorKey) -> dict[str, list[str]]:
+        """Ids of what one emulator still keeps, by kind, at its clock (see `EmulatorBase.retained`)."""
+
+        async def snap() -> dict[str, list[str]]:
+            return self.emulators.by_vendor()[vendor].retained()
+
+        return self.call(snap)
+
     def advance(self, seconds: float) -> None:
-        """Move every emulator's batch clock forward (thread-safe)."""
+        """Move every emulator's clock forward (batches, file expiry, batch retention; thread-safe)."""
         for emu in self.emulators.by_vendor().values():
             self._loop.call_soon_threadsafe(emu.advance, seconds)
 

@@ -5,6 +5,12 @@ but never required), `messages.parse` asks for JSON through `output_config.forma
 forced-tool style returns a `tool_use` block, and usage follows Anthropic's semantics where
 `input_tokens` EXCLUDES the cache reads and writes (total prompt = input + cache_read +
 cache_creation). Prompt caching covers only the prefix up to a `cache_control` breakpoint.
+
+Message batches are kept as the vendor keeps them: listed (newest first, paged) and retrievable
+until deleted (`messages.batches.delete`, only once ended: an in-progress batch must be cancelled
+first), and archived `BatchSettings.results_kept_s` (29 days) after creation -- still listed, with
+`archived_at` set, but its results are gone. Messages themselves have no per-request retention
+switch, so nothing online is kept by id.
 """
 
 from __future__ import annotations
@@ -136,7 +142,40 @@ class AnthropicEmulator(HttpEmulator):
             web.get("/v1/messages/batches/{batch_id}", self._batch_get),
             web.get("/v1/messages/batches/{batch_id}/results", self._batch_results),
             web.post("/v1/messages/batches/{batch_id}/cancel", self._batch_cancel),
+            web.delete("/v1/messages/batches/{batch_id}", self._batch_delete),
         ]
+
+    # -- what is received and kept --------------------------------------------------------------
+
+    @staticmethod
+    def retention_settings(body: dict[str, Any]) -> dict[str, Any]:
+        """Anthropic has no per-request retention switch; what a request decides is how long its
+        cached prefixes live: the TTL of each `cache_control` breakpoint ("5m" unless "1h")."""
+        ttls: list[str] = []
+        blocks: list[Any] = list(body.get("system") or []) if isinstance(body.get("system"), list) else []
+        for msg in body.get("messages") or []:
+            if isinstance(msg, dict) and isinstance(msg.get("content"), list):
+                blocks.extend(msg["content"])
+        for block in blocks:
+            control = block.get("cache_control") if isinstance(block, dict) else None
+            if isinstance(control, dict):
+                ttls.append(str(control.get("ttl", "5m")))
+        return {"cache_control_ttls": ttls}
+
+    def retained(self) -> dict[str, list[str]]:
+        """Batches still holding requests or results, and archived ones (listed, contents gone)."""
+        self.batches.archive_due(self.config.batch.results_kept_s)
+        batches = self.batches.batches.values()
+        return {
+            "batches": [b.id for b in batches if b.archived_at is None],
+            "archived_batches": [b.id for b in batches if b.archived_at is not None],
+        }
+
+    async def _look(self, batch: EmulatedBatch, *, poll: bool = True) -> EmulatedBatch:
+        """Bring a batch up to the clock: end it when due, archive batches past their retention."""
+        await self.batches.refresh(batch, poll=poll)
+        self.batches.archive_due(self.config.batch.results_kept_s)
+        return batch
 
     # -- message batches ------------------------------------------------------------------------
 
@@ -167,15 +206,31 @@ class AnthropicEmulator(HttpEmulator):
                               "params with model and messages", _anthropic_id("req_"), {})
             items.append(BatchItem(custom_id, self._parse(params, headers), params, _cache_breakpoints(params)))
         batch = self.batches.create("msgbatch_", "/v1/messages", items)
+        self.log.add("messages.batches.create", {"requests": len(items)}, object_id=batch.id)
+        for item in items:
+            self.log.add("messages", self.retention_settings(item.body), item.body, model=item.request.model,
+                         batch_id=batch.id, custom_id=item.custom_id)
         return web.json_response(self._render_batch(batch))
 
     async def _batch_list(self, request: web.Request) -> web.StreamResponse:
-        """Newest first, one page."""
+        """`messages.batches.list`: newest first, `limit` (default 20) a page, `after_id` / `before_id`."""
         if (denied := self._denied(request)) is not None:
             return denied
-        data = [self._render_batch(await self.batches.refresh(b, poll=False))
-                for b in reversed(list(self.batches.batches.values()))]
-        return web.json_response({"data": data, "has_more": False,
+        batches = [await self._look(b, poll=False) for b in reversed(list(self.batches.batches.values()))]
+        ids = [b.id for b in batches]
+        after, before = request.query.get("after_id"), request.query.get("before_id")
+        try:
+            limit = min(max(int(request.query.get("limit", 20)), 1), 1000)
+        except ValueError:
+            return _error(400, "limit must be an integer", _anthropic_id("req_"), {})
+        if before is not None:
+            end = ids.index(before) if before in ids else 0
+            page, has_more = batches[max(end - limit, 0) : end], end - limit > 0
+        else:
+            start = ids.index(after) + 1 if after in ids else 0 if after is None else len(ids)
+            page, has_more = batches[start : start + limit], start + limit < len(batches)
+        data = [self._render_batch(b) for b in page]
+        return web.json_response({"data": data, "has_more": has_more,
                                   "first_id": data[0]["id"] if data else None,
                                   "last_id": data[-1]["id"] if data else None})
 
@@ -185,8 +240,24 @@ class AnthropicEmulator(HttpEmulator):
         batch = self.batches.get(request.match_info["batch_id"])
         if batch is None:
             return _error(404, "batch not found", _anthropic_id("req_"), {})
-        await self.batches.refresh(batch)
+        await self._look(batch)
         return web.json_response(self._render_batch(batch))
+
+    async def _batch_delete(self, request: web.Request) -> web.StreamResponse:
+        """`messages.batches.delete`: only an ended batch (cancel an in-progress one first)."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        batch_id = request.match_info["batch_id"]
+        self.log.add("messages.batches.delete", object_id=batch_id)
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return _error(404, "batch not found", _anthropic_id("req_"), {})
+        await self._look(batch, poll=False)
+        if batch.state != "ended":
+            return _error(400, f"Message Batch {batch_id} cannot be deleted while it is processing; "
+                          "cancel it first.", _anthropic_id("req_"), {})
+        self.batches.delete(batch)
+        return web.json_response({"id": batch_id, "type": "message_batch_deleted"})
 
     async def _batch_cancel(self, request: web.Request) -> web.StreamResponse:
         if (denied := self._denied(request)) is not None:
@@ -203,9 +274,12 @@ class AnthropicEmulator(HttpEmulator):
         batch = self.batches.get(request.match_info["batch_id"])
         if batch is None:
             return _error(404, "batch not found", _anthropic_id("req_"), {})
-        await self.batches.refresh(batch, poll=False)
+        await self._look(batch, poll=False)
         if batch.state != "ended":
             return _error(400, "batch is still processing", _anthropic_id("req_"), {})
+        if batch.archived_at is not None:
+            return _error(404, f"the results of Message Batch {batch.id} are no longer available "
+                          "(archived)", _anthropic_id("req_"), {})
         lines = []
         for item in batch.items.values():
             result: dict[str, Any]
@@ -237,7 +311,7 @@ class AnthropicEmulator(HttpEmulator):
             "created_at": _rfc3339(batch.created_at),
             "expires_at": _rfc3339(batch.expires_at),
             "ended_at": _rfc3339(batch.ended_at) if batch.ended_at else None,
-            "archived_at": None,
+            "archived_at": _rfc3339(batch.archived_at) if batch.archived_at else None,
             "cancel_initiated_at": _rfc3339(batch.created_at) if batch.cancelled else None,
             # absolute, as the real service sends it: the SDK GETs it verbatim
             "results_url": f"{self.origin}/v1/messages/batches/{batch.id}/results" if ended else None,
@@ -295,6 +369,7 @@ class AnthropicEmulator(HttpEmulator):
             )
             return _error(400, d.message, d.request_id, {"request-id": d.request_id})
         req = self._parse(body, headers)
+        self.log.add("messages", self.retention_settings(body), body, model=req.model)
         d = await self.engine.handle(
             req,
             method=request.method,

@@ -3,6 +3,13 @@
 Why faithful bodies and headers: the adapter is tested with the real `openai` SDK against this
 server, so every field the SDK (or `_strict_response_validation`) reads must be there, and errors
 must carry the exact shape the SDK turns into `RateLimitError`, `InternalServerError`, ...
+
+Data is kept as the vendor keeps it: a response created with `store` true (the Responses default,
+also inside a batch) can be read back (`responses.retrieve`, `responses.input_items.list`) until
+deleted, one with `store: false` cannot (404); a chat completion only with `store: true`. Files
+are listed and deleted, and expire by the emulator's clock (`expires_after` on upload, 30 days by
+default for `purpose=batch`, a batch's `output_expires_after` for its output and error files);
+a batch itself cannot be deleted, as at the vendor.
 """
 
 from __future__ import annotations
@@ -11,17 +18,70 @@ import json
 import secrets
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from evalcore.emulators._batches import BatchItem, EmulatedBatch
+from evalcore.emulators._config import EmulatorConfig
 from evalcore.emulators._engine import Decision, Outcome
 from evalcore.emulators._http import BROKEN_BODY, HttpEmulator, bearer_key, join, read_json, text_of
 from evalcore.emulators._limits import RateSnapshot, openai_duration, seconds_text
-from evalcore.emulators.responders import EmulatedRequest
+from evalcore.emulators._retention import keep
+from evalcore.emulators.responders import EmulatedRequest, Responder
 
 _SYSTEM_ROLES = {"system", "developer"}
+EXPIRY_RANGE_S = (3_600, 2_592_000)  # what files.create / batches.create accept (1 hour to 30 days)
+BATCH_FILE_EXPIRY_S = 30 * 86_400  # purpose=batch uploads expire after 30 days unless told otherwise
+
+
+def retention_settings(api: str, body: dict[str, Any]) -> dict[str, Any]:
+    """What decides what OpenAI keeps of one request, resolved the vendor's way.
+
+    `store`: absent or null means true for Responses and false for Chat Completions.
+    `prompt_cache_retention` / `prompt_cache_ttl` (`prompt_cache_options.ttl`): None when not sent
+    (the vendor then picks per model and organisation).
+    """
+    store = body.get("store")
+    options = body.get("prompt_cache_options")
+    return {
+        "store": store if isinstance(store, bool) else api == "responses",
+        "prompt_cache_retention": body.get("prompt_cache_retention"),
+        "prompt_cache_ttl": options.get("ttl") if isinstance(options, dict) else None,
+    }
+
+
+def expiry_seconds(policy: Any, field: str) -> int | str:
+    """The seconds of an `expires_after` / `output_expires_after` policy, or the error message."""
+    if not isinstance(policy, dict) or policy.get("anchor") != "created_at":
+        return f"{field}.anchor must be 'created_at'"
+    try:
+        seconds = int(policy.get("seconds"))  # type: ignore[arg-type]  # multipart sends text
+    except (TypeError, ValueError):
+        return f"{field}.seconds must be an integer"
+    lo, hi = EXPIRY_RANGE_S
+    if not lo <= seconds <= hi:
+        return f"{field}.seconds must be between {lo} and {hi}, got {seconds}"
+    return seconds
+
+
+@dataclass
+class StoredFile:
+    """A file as the vendor holds it, until deleted or until the emulator's clock passes its expiry."""
+
+    obj: dict[str, Any]  # the FileObject JSON
+    data: bytes
+    expires_clock: float | None = None  # the emulator's clock (BatchStore.now) at expiry
+
+
+@dataclass
+class StoredResponse:
+    """A response (or chat completion) kept because its request had `store` true."""
+
+    api: str  # "responses" or "chat.completions"
+    payload: dict[str, Any]  # what the client was answered, returned again on retrieve
+    body: dict[str, Any]  # the request, its input listed by responses.input_items
 
 
 def _rate_headers(rate: RateSnapshot) -> dict[str, str]:
@@ -55,6 +115,20 @@ class OpenAIEmulator(HttpEmulator):
     vendor = "openai"
     id_prefix = "req_"
 
+    def __init__(
+        self,
+        config: EmulatorConfig | None = None,
+        *,
+        responder: Responder | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        super().__init__(config, responder=responder, host=host, port=port)
+        self._files: dict[str, StoredFile] = {}
+        self.stored: dict[str, StoredResponse] = {}
+        """Responses and chat completions kept by `store`, by id (bounded by `max_recorded`)."""
+        self._output_expiry: dict[str, int] = {}  # batch id -> output_expires_after seconds
+
     @property
     def base_url(self) -> str:
         """http://127.0.0.1:PORT/v1 (the SDK needs the /v1)."""
@@ -63,9 +137,16 @@ class OpenAIEmulator(HttpEmulator):
     def _routes(self) -> list[web.RouteDef]:
         return [
             web.post("/v1/responses", self._responses),
+            web.get("/v1/responses/{response_id}", self._stored_get),
+            web.delete("/v1/responses/{response_id}", self._stored_delete),
+            web.get("/v1/responses/{response_id}/input_items", self._input_items),
             web.post("/v1/chat/completions", self._chat),
+            web.get("/v1/chat/completions/{response_id}", self._stored_get),
+            web.delete("/v1/chat/completions/{response_id}", self._stored_delete),
             web.post("/v1/files", self._file_create),
+            web.get("/v1/files", self._file_list),
             web.get("/v1/files/{file_id}", self._file_get),
+            web.delete("/v1/files/{file_id}", self._file_delete),
             web.get("/v1/files/{file_id}/content", self._file_content),
             web.post("/v1/batches", self._batch_create),
             web.get("/v1/batches", self._batch_list),
@@ -73,14 +154,22 @@ class OpenAIEmulator(HttpEmulator):
             web.post("/v1/batches/{batch_id}/cancel", self._batch_cancel),
         ]
 
-    _files: dict[str, tuple[dict[str, Any], bytes]] | None = None
-
     @property
-    def files(self) -> dict[str, tuple[dict[str, Any], bytes]]:
-        """Uploaded and generated files: id -> (FileObject JSON, content)."""
-        if self._files is None:
-            self._files = {}
+    def files(self) -> dict[str, StoredFile]:
+        """Uploaded and generated files not deleted or expired (by the emulator's clock), by id."""
+        now = self.batches.now()
+        for file_id in [i for i, f in self._files.items() if f.expires_clock is not None and f.expires_clock <= now]:
+            del self._files[file_id]
         return self._files
+
+    def retained(self) -> dict[str, list[str]]:
+        """Stored responses and chat completions, live files and batches (which cannot be deleted)."""
+        return {
+            "responses": [i for i, r in self.stored.items() if r.api == "responses"],
+            "chat.completions": [i for i, r in self.stored.items() if r.api == "chat.completions"],
+            "files": list(self.files),
+            "batches": list(self.batches.batches),
+        }
 
     # -- request parsing ------------------------------------------------------------------------
 
@@ -170,6 +259,8 @@ class OpenAIEmulator(HttpEmulator):
             )
             return _error(400, d.message, "invalid_request_error", None, {"x-request-id": d.request_id})
         req = parse(body, headers)
+        settings = retention_settings(req.api, body)
+        entry = self.log.add(req.api, settings, body, model=req.model)
         d = await self.engine.handle(
             req, method=request.method, path=request.path, body=body, presented_key=bearer_key(request)
         )
@@ -196,23 +287,90 @@ class OpenAIEmulator(HttpEmulator):
                 * 1000
             )
         )
-        return web.json_response(render(d, req, body), headers=out)
+        payload = render(d, req, body)
+        if settings["store"]:
+            keep(self.stored, payload["id"], StoredResponse(req.api, payload, body), self.config.max_recorded)
+            entry.object_id = payload["id"]
+        return web.json_response(payload, headers=out)
+
+    # -- stored responses (`store`) -------------------------------------------------------------
+
+    @staticmethod
+    def _stored_api(request: web.Request) -> str:
+        return "responses" if request.path.startswith("/v1/responses/") else "chat.completions"
+
+    def _stored_of(self, request: web.Request) -> StoredResponse | None:
+        found = self.stored.get(request.match_info["response_id"])
+        return found if found is not None and found.api == self._stored_api(request) else None
+
+    def _not_stored(self, request: web.Request) -> web.Response:
+        kind = "Response" if self._stored_api(request) == "responses" else "Chat completion"
+        message = f"{kind} with id '{request.match_info['response_id']}' not found."
+        return _error(404, message, "invalid_request_error", None, {})
+
+    async def _stored_get(self, request: web.Request) -> web.StreamResponse:
+        """`responses.retrieve` / `chat.completions.retrieve`: only what was stored (else 404)."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        self.log.add(f"{self._stored_api(request)}.retrieve", object_id=request.match_info["response_id"])
+        found = self._stored_of(request)
+        if found is None:
+            return self._not_stored(request)
+        return web.json_response(found.payload)
+
+    async def _stored_delete(self, request: web.Request) -> web.StreamResponse:
+        """`responses.delete` / `chat.completions.delete` (404 for what was never stored)."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        response_id = request.match_info["response_id"]
+        self.log.add(f"{self._stored_api(request)}.delete", object_id=response_id)
+        found = self._stored_of(request)
+        if found is None:
+            return self._not_stored(request)
+        del self.stored[response_id]
+        if found.api == "responses":
+            return web.json_response({"id": response_id, "object": "response", "deleted": True})
+        return web.json_response({"id": response_id, "object": "chat.completion.deleted", "deleted": True})
+
+    async def _input_items(self, request: web.Request) -> web.StreamResponse:
+        """`responses.input_items.list`: the stored request's input, as the vendor keeps it."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        found = self._stored_of(request)
+        if found is None:
+            return self._not_stored(request)
+        raw = found.body.get("input")
+        messages = [{"role": "user", "content": raw}] if isinstance(raw, str) else raw if isinstance(raw, list) else []
+        items = []
+        for n, msg in enumerate(messages):
+            if not isinstance(msg, dict) or msg.get("role") not in ("user", "system", "developer"):
+                continue
+            items.append({
+                "id": f"msg_{n:04d}{found.payload['id'].removeprefix('resp_')}",  # stable: `after` pages
+                "type": "message",
+                "role": msg["role"],
+                "status": "completed",
+                "content": [{"type": "input_text", "text": text_of(msg.get("content"))}],
+            })
+        return web.json_response(_page(items, request.query))
 
     # -- files and batches (the Batch API on /v1/responses) ------------------------------------
 
-    def _new_file(self, filename: str, purpose: str, data: bytes) -> dict[str, Any]:
+    def _new_file(self, filename: str, purpose: str, data: bytes, expires_s: int | None = None) -> dict[str, Any]:
+        created = int(time.time())
         obj: dict[str, Any] = {
             "id": "file-" + secrets.token_hex(12),
             "object": "file",
             "bytes": len(data),
-            "created_at": int(time.time()),
+            "created_at": created,
             "filename": filename,
             "purpose": purpose,
             "status": "processed",
-            "expires_at": None,
+            "expires_at": created + expires_s if expires_s is not None else None,
             "status_details": None,
         }
-        self.files[obj["id"]] = (obj, data)
+        expires_clock = self.batches.now() + expires_s if expires_s is not None else None
+        self._files[obj["id"]] = StoredFile(obj, data, expires_clock)
         return obj
 
     def _denied(self, request: web.Request) -> web.Response | None:
@@ -228,7 +386,26 @@ class OpenAIEmulator(HttpEmulator):
         purpose = str(form.get("purpose", ""))
         if not isinstance(upload, web.FileField) or purpose != "batch":
             return _error(400, "expected a multipart file with purpose=batch", "invalid_request_error", None, {})
-        return web.json_response(self._new_file(upload.filename or "input.jsonl", purpose, upload.file.read()))
+        expires_s: int | None = BATCH_FILE_EXPIRY_S
+        if "expires_after[anchor]" in form or "expires_after[seconds]" in form:
+            policy = {"anchor": form.get("expires_after[anchor]"), "seconds": form.get("expires_after[seconds]")}
+            checked = expiry_seconds(policy, "expires_after")
+            if isinstance(checked, str):
+                return _error(400, checked, "invalid_request_error", None, {})
+            expires_s = checked
+        data = upload.file.read()
+        obj = self._new_file(upload.filename or "input.jsonl", purpose, data, expires_s)
+        self.log.add("files.create", {"purpose": purpose, "expires_after_s": expires_s},
+                     {"filename": obj["filename"], "purpose": purpose, "bytes": len(data)}, object_id=obj["id"])
+        return web.json_response(obj)
+
+    async def _file_list(self, request: web.Request) -> web.StreamResponse:
+        """`files.list`: live files, newest first unless `order=asc`, filtered by `purpose`."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        purpose = request.query.get("purpose")
+        objs = [f.obj for f in self.files.values() if purpose is None or f.obj["purpose"] == purpose]
+        return web.json_response(_page(objs, request.query, default_limit=10_000))
 
     async def _file_get(self, request: web.Request) -> web.StreamResponse:
         if (denied := self._denied(request)) is not None:
@@ -236,7 +413,17 @@ class OpenAIEmulator(HttpEmulator):
         found = self.files.get(request.match_info["file_id"])
         if found is None:
             return _error(404, "No such File object", "invalid_request_error", None, {})
-        return web.json_response(found[0])
+        return web.json_response(found.obj)
+
+    async def _file_delete(self, request: web.Request) -> web.StreamResponse:
+        """`files.delete`: the file and its content are gone (404 for an unknown or expired id)."""
+        if (denied := self._denied(request)) is not None:
+            return denied
+        file_id = request.match_info["file_id"]
+        self.log.add("files.delete", object_id=file_id)
+        if self.files.pop(file_id, None) is None:
+            return _error(404, "No such File object", "invalid_request_error", None, {})
+        return web.json_response({"id": file_id, "object": "file", "deleted": True})
 
     async def _file_content(self, request: web.Request) -> web.StreamResponse:
         if (denied := self._denied(request)) is not None:
@@ -244,7 +431,7 @@ class OpenAIEmulator(HttpEmulator):
         found = self.files.get(request.match_info["file_id"])
         if found is None:
             return _error(404, "No such File object", "invalid_request_error", None, {})
-        return web.Response(body=found[1], content_type="application/octet-stream")
+        return web.Response(body=found.data, content_type="application/octet-stream")
 
     async def _batch_create(self, request: web.Request) -> web.StreamResponse:
         if (denied := self._denied(request)) is not None:
@@ -257,10 +444,16 @@ class OpenAIEmulator(HttpEmulator):
                           "invalid_request_error", None, {})
         if body.get("completion_window") != "24h":
             return _error(400, "completion_window must be 24h", "invalid_request_error", None, {})
+        output_expiry: int | None = None
+        if body.get("output_expires_after") is not None:
+            checked = expiry_seconds(body["output_expires_after"], "output_expires_after")
+            if isinstance(checked, str):
+                return _error(400, checked, "invalid_request_error", None, {})
+            output_expiry = checked
         headers = {k.lower(): v for k, v in request.headers.items()}
         parse = self._parse_responses if endpoint == "/v1/responses" else self._parse_chat
         items: list[BatchItem] = []
-        for n, line in enumerate(found[1].decode().splitlines(), start=1):
+        for n, line in enumerate(found.data.decode().splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -275,6 +468,12 @@ class OpenAIEmulator(HttpEmulator):
         metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
         batch = self.batches.create("batch_", str(endpoint), items, metadata)
         batch.metadata["input_file_id"] = str(body["input_file_id"])
+        if output_expiry is not None:
+            self._output_expiry[batch.id] = output_expiry
+        self.log.add("batches.create", {"output_expires_after_s": output_expiry}, body, object_id=batch.id)
+        for item in items:
+            self.log.add(item.request.api, retention_settings(item.request.api, item.body), item.body,
+                         model=item.request.model, batch_id=batch.id, custom_id=item.custom_id)
         return web.json_response(self._render_batch(batch))
 
     async def _batch_list(self, request: web.Request) -> web.StreamResponse:
@@ -316,8 +515,11 @@ class OpenAIEmulator(HttpEmulator):
             d = item.decision
             if item.outcome == "succeeded" and d is not None:
                 render = self._render_response if batch.endpoint == "/v1/responses" else self._render_chat
-                line["response"] = {"status_code": 200, "request_id": d.request_id,
-                                    "body": render(d, item.request, item.body)}
+                payload = render(d, item.request, item.body)
+                if retention_settings(item.request.api, item.body)["store"]:  # kept like an online one
+                    keep(self.stored, payload["id"], StoredResponse(item.request.api, payload, item.body),
+                         self.config.max_recorded)
+                line["response"] = {"status_code": 200, "request_id": d.request_id, "body": payload}
                 line["error"] = None
                 out.append(json.dumps(line))
             elif item.outcome == "errored":
@@ -332,9 +534,10 @@ class OpenAIEmulator(HttpEmulator):
                 line["error"] = {"code": code, "message": item.error}
                 err.append(json.dumps(line))
         ids: list[str] = []
+        expires_s = self._output_expiry.get(batch.id)  # None: kept until deleted
         for name, lines in (("output", out), ("errors", err)):
             ids.append(self._new_file(f"{batch.id}_{name}.jsonl", "batch_output",
-                                      ("\n".join(lines) + "\n").encode())["id"] if lines else "")
+                                      ("\n".join(lines) + "\n").encode(), expires_s)["id"] if lines else "")
         batch.metadata["output_file_id"], batch.metadata["error_file_id"] = ids
         return ids[0] or None, ids[1] or None
 
@@ -413,7 +616,10 @@ class OpenAIEmulator(HttpEmulator):
             "previous_response_id": None,
             "reasoning": {"effort": req.reasoning_effort, "summary": None},
             "service_tier": "default",
-            "store": True,
+            "store": retention_settings("responses", body)["store"],
+            "prompt_cache_retention": (
+                body.get("prompt_cache_retention") if body.get("prompt_cache_retention") in ("in_memory", "24h") else None
+            ),
             "temperature": 1.0,
             "text": text,
             "tool_choice": "auto",
@@ -468,3 +674,24 @@ class OpenAIEmulator(HttpEmulator):
             "service_tier": "default",
             "system_fingerprint": "fp_emulated",
         }
+
+
+def _page(items: list[dict[str, Any]], query: Any, default_limit: int = 20) -> dict[str, Any]:
+    """One cursor page as the openai SDK pages it: newest first unless `order=asc`, after `after`."""
+    ordered = list(items) if query.get("order") == "asc" else list(reversed(items))
+    after = query.get("after")
+    if after is not None:
+        ids = [x["id"] for x in ordered]
+        ordered = ordered[ids.index(after) + 1 :] if after in ids else []
+    try:
+        limit = max(int(query.get("limit", default_limit)), 1)
+    except ValueError:
+        limit = default_limit
+    page = ordered[:limit]
+    return {
+        "object": "list",
+        "data": page,
+        "first_id": page[0]["id"] if page else None,
+        "last_id": page[-1]["id"] if page else None,
+        "has_more": len(ordered) > limit,
+    }

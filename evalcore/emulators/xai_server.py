@@ -4,6 +4,12 @@ Why gRPC and not an HTTP imitation: the xAI SDK only speaks gRPC, so the adapter
 must meet real `grpc.aio.AioRpcError`s: RESOURCE_EXHAUSTED with a trailing `retry-after` for rate
 limits, UNAVAILABLE for 502/503/529 (INTERNAL otherwise), UNAUTHENTICATED for a bad key and a
 DEADLINE/cancellation when the client gives up on a hang.
+
+Data is kept as the vendor keeps it: a completion asked with `store_messages` (false unless the
+client sets it) is stored and can be read back (`chat.get_stored_completion`) until deleted
+(`chat.delete_stored_completion`); otherwise it is NOT_FOUND. Batches are listed
+(`batch.list`) but, as in xai-sdk 1.21's BatchMgmt, there is no way to delete one; whether the
+vendor stores batched completions is not published, so the emulator stores none.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from evalcore.emulators._base import EmulatorBase
 from evalcore.emulators._batches import BatchItem, BatchStore, EmulatedBatch
 from evalcore.emulators._engine import Decision, Engine, Outcome
 from evalcore.emulators._limits import RateSnapshot, openai_duration, seconds_text
+from evalcore.emulators._retention import ReceivedLog, keep
 from evalcore.emulators.responders import EmulatedRequest
 
 _METHOD = "/xai_api.Chat/GetCompletion"
@@ -39,6 +46,11 @@ def _rate_metadata(rate: RateSnapshot) -> list[tuple[str, str]]:
         ("x-ratelimit-remaining-tokens", str(rate.tokens_remaining)),
         ("x-ratelimit-reset-tokens", openai_duration(rate.tokens_reset_s)),
     ]
+
+
+def retention_settings(request: chat_pb2.GetCompletionsRequest) -> dict[str, Any]:
+    """What decides what xAI keeps of one request: `store_messages` (a proto bool: unset = false)."""
+    return {"store_messages": request.store_messages}
 
 
 def _parse(request: chat_pb2.GetCompletionsRequest, headers: dict[str, str]) -> EmulatedRequest:
@@ -75,10 +87,44 @@ def _parse(request: chat_pb2.GetCompletionsRequest, headers: dict[str, str]) -> 
 
 
 class _ChatServicer(chat_pb2_grpc.ChatServicer):
-    """Implements GetCompletion; the other Chat RPCs stay UNIMPLEMENTED (the base class)."""
+    """Implements GetCompletion and the stored-completion RPCs; the others stay UNIMPLEMENTED."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(
+        self, engine: Engine, log: ReceivedLog, stored: dict[str, chat_pb2.GetChatCompletionResponse]
+    ) -> None:
         self.engine = engine
+        self.log = log
+        self.stored = stored
+
+    async def _authorized(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        headers = {
+            k.lower(): (v if isinstance(v, str) else v.hex()) for k, v in context.invocation_metadata() or ()
+        }
+        auth = headers.get("authorization", "")
+        key = auth[7:].strip() if auth.lower().startswith("bearer ") else None
+        expected = self.engine.config.api_key
+        if expected is not None and key != expected.get_secret_value():
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "Invalid or missing API key.")
+
+    async def GetStoredCompletion(  # noqa: N802 - the gRPC method name
+        self, request: chat_pb2.GetStoredCompletionRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> chat_pb2.GetChatCompletionResponse:
+        await self._authorized(context)
+        self.log.add("chat.GetStoredCompletion", object_id=request.response_id)
+        found = self.stored.get(request.response_id)
+        if found is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"response {request.response_id} not found")
+        assert found is not None
+        return found
+
+    async def DeleteStoredCompletion(  # noqa: N802
+        self, request: chat_pb2.DeleteStoredCompletionRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> chat_pb2.DeleteStoredCompletionResponse:
+        await self._authorized(context)
+        self.log.add("chat.DeleteStoredCompletion", object_id=request.response_id)
+        if self.stored.pop(request.response_id, None) is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"response {request.response_id} not found")
+        return chat_pb2.DeleteStoredCompletionResponse(response_id=request.response_id)
 
     async def GetCompletion(  # noqa: N802 - the gRPC method name
         self, request: chat_pb2.GetCompletionsRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -95,6 +141,8 @@ class _ChatServicer(chat_pb2_grpc.ChatServicer):
         auth = headers.get("authorization", "")
         key = auth[7:].strip() if auth.lower().startswith("bearer ") else None
         req = _parse(request, headers)
+        settings = retention_settings(request)
+        entry = self.log.add("chat.GetCompletion", settings, body, model=req.model)
         d = await self.engine.handle(req, method="POST", path=_METHOD, body=body, presented_key=key or None)
         trailing = [("x-request-id", d.request_id), *_rate_metadata(d.rate)]
         if d.outcome == Outcome.AUTH_ERROR:
@@ -110,7 +158,11 @@ class _ChatServicer(chat_pb2_grpc.ChatServicer):
         if d.outcome == Outcome.BROKEN_BODY:
             await context.abort(grpc.StatusCode.UNKNOWN, "emulated broken response", tuple(trailing))
         context.set_trailing_metadata(tuple(trailing))
-        return self._render(d, req)
+        response = self._render(d, req)
+        if settings["store_messages"]:
+            keep(self.stored, response.id, response, self.engine.config.max_recorded)
+            entry.object_id = response.id
+        return response
 
     def _render(self, d: Decision, req: EmulatedRequest) -> chat_pb2.GetChatCompletionResponse:
         return render_completion(d, req, self.engine.config.price.cost)
@@ -163,8 +215,9 @@ _GRPC_ERROR = {"errored": grpc.StatusCode.INTERNAL, "expired": grpc.StatusCode.D
 class _BatchServicer(batch_pb2_grpc.BatchMgmtServicer):
     """xAI's BatchMgmt: create a batch, add requests to it, read its state and its results."""
 
-    def __init__(self, store: BatchStore) -> None:
+    def __init__(self, store: BatchStore, log: ReceivedLog) -> None:
         self.store = store
+        self.log = log
 
     async def _auth(self, context: grpc.aio.ServicerContext[Any, Any]) -> dict[str, str]:
         headers = {
@@ -216,6 +269,7 @@ class _BatchServicer(batch_pb2_grpc.BatchMgmtServicer):
     ) -> batch_pb2.Batch:
         await self._auth(context)
         batch = self.store.create("batch_", _METHOD, [], {"name": request.name})
+        self.log.add("batch.CreateBatch", {}, {"name": request.name}, object_id=batch.id)
         return self._render(batch)
 
     async def ListBatches(  # noqa: N802
@@ -242,6 +296,8 @@ class _BatchServicer(batch_pb2_grpc.BatchMgmtServicer):
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "each request needs an id and a completion")
             body = MessageToDict(r.completion_request, preserving_proto_field_name=True)
             items.append(BatchItem(r.batch_request_id, _parse(r.completion_request, headers), body))
+            self.log.add("chat.GetCompletion", retention_settings(r.completion_request), body,
+                         model=r.completion_request.model, batch_id=batch.id, custom_id=r.batch_request_id)
         self.store.add(batch, items)
         return Empty()
 
@@ -296,6 +352,18 @@ class XAIEmulator(EmulatorBase):
     vendor = "xai"
 
     _server: grpc.aio.Server | None = None
+    _stored: dict[str, chat_pb2.GetChatCompletionResponse] | None = None
+
+    @property
+    def stored(self) -> dict[str, chat_pb2.GetChatCompletionResponse]:
+        """Completions kept by `store_messages`, by response id (bounded by `max_recorded`)."""
+        if self._stored is None:
+            self._stored = {}
+        return self._stored
+
+    def retained(self) -> dict[str, list[str]]:
+        """Stored completions, and batches (which the vendor offers no way to delete)."""
+        return {"stored_completions": list(self.stored), "batches": list(self.batches.batches)}
 
     @property
     def host(self) -> str:
@@ -320,8 +388,8 @@ class XAIEmulator(EmulatorBase):
                 ("grpc.server.max_pending_requests_hard_limit", 100_000),
             ]
         )
-        chat_pb2_grpc.add_ChatServicer_to_server(_ChatServicer(self.engine), server)
-        batch_pb2_grpc.add_BatchMgmtServicer_to_server(_BatchServicer(self.batches), server)
+        chat_pb2_grpc.add_ChatServicer_to_server(_ChatServicer(self.engine, self.log, self.stored), server)
+        batch_pb2_grpc.add_BatchMgmtServicer_to_server(_BatchServicer(self.batches, self.log), server)
         self._port = server.add_insecure_port(f"{self.bind_host}:{self._requested_port}")
         self.engine.open()
         await server.start()
