@@ -297,3 +297,75 @@ def score_submission(stage_a: StageA, audit: AuditOutcome) -> SubmissionScores:
         gated=hc < stage_a.task_score,
         hc_score=hc if status == "complete" else None,
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Adjudication: an expert's recorded decision replaces a judge's verdict or the audit's decision
+# --------------------------------------------------------------------------------------------
+
+FlagDecision = Literal["upheld", "overturned", "materiality"]
+"""upheld: the flag is a hallucination (confirmed); overturned: it is not (rejected);
+materiality: it is one, with the materiality the expert gives."""
+
+VerdictDecision = Literal["pass", "fail"]
+
+
+def adjudicated_verdict(raw: Verdict, decision: VerdictDecision | None) -> Verdict:
+    """An expert's verdict replaces the judge's, an abstention included (the item is then decided)."""
+    return raw if decision is None else decision
+
+
+def adjudicated_flag(
+    raw: Decided, decision: FlagDecision | None, materiality: Literal["material", "minor"] | None = None
+) -> FlagOutcome:
+    """What a flag counts as after an expert's decision (`counted_materiality` then reads it).
+
+    Overturned: rejected, whatever Stage 2 said. Upheld: confirmed, keeping Stage 2's materiality
+    (or the expert's, when given; a flag Stage 2 rejected has none, and counts as material — the
+    same fail-safe as `counted_materiality`). Materiality: confirmed with the expert's materiality.
+    """
+    if decision is None:
+        return FlagOutcome(raw.status, raw.materiality)
+    if decision == "overturned":
+        return FlagOutcome("rejected", None)
+    if decision == "materiality" and materiality is None:
+        raise ValueError("a materiality decision needs the materiality (material or minor)")
+    kept = raw.materiality if raw.status == "confirmed" else None
+    return FlagOutcome("confirmed", materiality or kept)
+
+
+def adjudicated_panel(
+    verdicts_by_judge: PanelVerdicts,
+    verdict_decisions: Mapping[tuple[str, str], VerdictDecision],
+    criterion_decisions: Mapping[str, VerdictDecision],
+) -> PanelVerdicts:
+    """The panel's verdicts with the experts' decisions in place.
+
+    A decision on one judge's verdict (keyed by judge and criterion) replaces that verdict; a
+    decision on a whole criterion's outcome replaces every judge's verdict on it, so the criterion
+    passes or fails for the whole panel (and the all-pass of each judge follows).
+    """
+    out: dict[str, list[tuple[str, Verdict, str | None]]] = {}
+    for judge, rows in verdicts_by_judge.items():
+        out[judge] = [
+            (cid, adjudicated_verdict(v, criterion_decisions.get(cid) or verdict_decisions.get((judge, cid))), reason)
+            for cid, v, reason in rows
+        ]
+    return out
+
+
+def adjudicated_scores(
+    verdicts_by_judge: PanelVerdicts,
+    flags: Sequence[Decided],
+    audited: bool,
+) -> SubmissionScores:
+    """Re-apply every rule to a submission whose verdicts and flags carry the experts' decisions.
+
+    The same order as grading (`score_submission`): abstention, task score, the audit's confirmed
+    flags, the gate. A submission the audit never ran on keeps no flags (the audit is not invented:
+    if a decision lifts an unaudited score above zero, the score stands ungated, and the reduction
+    reports it as needing an audit).
+    """
+    stage_a = score_panel(verdicts_by_judge)
+    outcome: AuditOutcome = AuditDone(flags=flags) if audited else AuditNotRun()  # type: ignore[arg-type]
+    return score_submission(stage_a, outcome)

@@ -20,6 +20,7 @@ import os
 import posixpath
 import secrets
 import threading
+from typing import Literal
 from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
@@ -127,6 +128,26 @@ def parent(uri: str) -> str:
 def basename(uri: str) -> str:
     """The last path component of a URI."""
     return posixpath.basename(uri.rstrip("/"))
+
+
+HIDDEN_PREFIXES: dict[str, tuple[str, ...]] = {
+    "run": (".", "_"),
+    "input": (".", "~$"),
+}
+"""Names that are not content, by kind of folder. In a run folder (tables, journals): ``.`` (the
+temporary files of `write_bytes_atomic`) and ``_`` (``_SUCCESS``, ``_metadata``: markers, not
+data). In an input folder (a benchmark, a submissions tree): ``.`` (``.git``, ``.DS_Store``) and
+``~$`` (an Office lock file next to an open ``brief.docx``); ``_`` is a legal name there."""
+
+
+def is_hidden(path: str, folder: Literal["run", "input"]) -> bool:
+    """True if any ``/``-separated part of ``path`` (a name, or a path relative to the folder being
+    listed) starts with a hidden prefix of that kind of folder (`HIDDEN_PREFIXES`).
+
+    The one rule every listing of a run, benchmark or submissions folder skips files by.
+    """
+    prefixes = HIDDEN_PREFIXES[folder]
+    return any(part.startswith(prefixes) for part in path.split("/"))
 
 
 def relative(uri: str, root: str) -> str:
@@ -365,3 +386,47 @@ def is_within(uri: str, root: str) -> bool:
         return is_s3(uri) and is_s3(root) and uri.startswith(root.rstrip("/") + "/")
     real, real_root = os.path.realpath(path), os.path.realpath(root_path)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def write_new(uri: str, data: bytes, endpoint_override: str | None = None) -> bool:
+    """Create a file that must not exist yet; False (nothing written) when it already does.
+
+    Why: records that two processes may write at once (review decisions, attempt files) must
+    never overwrite each other. Local: ``O_CREAT | O_EXCL`` on a temporary file, then a hard link
+    to the final name, which fails if the name exists (readers never see a partial file). S3: a
+    conditional PUT (``If-None-Match: *``), which the store refuses with 412 when the key exists.
+    """
+    if is_s3(uri):
+        import boto3
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        bucket, _, key = uri[len(S3_PREFIX) :].partition("/")
+        client = boto3.client("s3", endpoint_url=s3_endpoint(endpoint_override))
+        try:
+            client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+        except ClientError as exc:
+            code = str(exc.response.get("Error", {}).get("Code", ""))
+            if code in {"PreconditionFailed", "412", "ConditionalRequestConflict"}:
+                return False
+            raise StorageError(f"{uri}: cannot write: {exc}") from exc
+        except BotoCoreError as exc:
+            raise StorageError(f"{uri}: cannot write: {exc}") from exc
+        return True
+    _, path = resolve(uri, endpoint_override)
+    folder = os.path.dirname(path)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    except OSError as exc:
+        raise StorageError(f"{uri}: {_write_reason(exc)}") from exc
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,340 @@
+"""Expert decisions as data: reviewed flags and verdicts, recorded append-only in the run's folder.
+
+Why: one confirmed material hallucination zeroes a task, so systems' makers dispute flags and an
+expert sometimes overturns a judge. A publisher must be able to say who decided what, when and why,
+and recompute — without ever editing what the judges and the auditor said. So:
+
+* a decision is one row (`Adjudication`, extra fields refused like every row), stored as one JSON
+  object per decision under ``<run>/adjudications/`` and written only if its name is new
+  (`fs.write_new`: ``O_EXCL`` locally, a conditional PUT on S3), so two reviewers deciding at once
+  never overwrite each other;
+* the raw verdict and flag tables are never changed; the reduction applies the decisions by the
+  rules in `evalcore.grading.scoring` (`adjudicated_flag`, `adjudicated_panel`);
+* the latest decision per item wins (by time, then decision id); the whole history is kept and
+  listed in the report.
+
+Items: a **flag** (system, task, flag index: upheld / overturned / materiality), one **judge's
+verdict** on one criterion (pass / fail), or a **criterion**'s outcome for the whole panel
+(pass / fail).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import duckdb
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from evalcore.errors import InputError
+from evalcore.grading import scoring
+from evalcore.storage import fs
+
+FOLDER = "adjudications"
+"""Where a run's decisions live: one JSON object per decision."""
+
+ItemKind = Literal["flag", "verdict", "criterion"]
+Decision = Literal["upheld", "overturned", "materiality", "pass", "fail"]
+_DECISIONS: dict[str, set[str]] = {
+    "flag": {"upheld", "overturned", "materiality"},
+    "verdict": {"pass", "fail"},
+    "criterion": {"pass", "fail"},
+}
+
+
+class Adjudication(BaseModel):
+    """One expert decision on one item of one run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    decision_id: str = Field(default_factory=lambda: uuid.uuid4().hex, description="Unique id of this decision.")
+    run_id: str = Field(description="Run the decision applies to.")
+    kind: ItemKind = Field(description="flag | verdict (one judge on one criterion) | criterion (the whole panel).")
+    system: str = Field(min_length=1, description="Evaluated system.")
+    task_id: str = Field(min_length=1, description="Task id.")
+    flag_index: int | None = Field(default=None, ge=0, description="Flags: the flag's index in the Stage 1 list.")
+    criterion_id: str | None = Field(default=None, description="Verdicts and criteria: the criterion.")
+    judge: str | None = Field(default=None, description="Verdicts: the judge (vendor name).")
+    decision: Decision = Field(description="flag: upheld | overturned | materiality; verdict/criterion: pass | fail.")
+    materiality: Literal["material", "minor"] | None = Field(
+        default=None, description="The expert's materiality (required for `materiality`, optional for `upheld`)."
+    )
+    reviewer: str = Field(min_length=1, description="Who decided (required).")
+    decided_at: dt.datetime = Field(
+        default_factory=lambda: dt.datetime.now(dt.UTC), description="When (UTC)."
+    )
+    reason: str = Field(min_length=1, description="Why, in the reviewer's words (required).")
+
+    @model_validator(mode="after")
+    def _fits_its_item(self) -> Adjudication:
+        """Each kind names its item completely and takes only its own decisions."""
+        if self.decision not in _DECISIONS[self.kind]:
+            raise ValueError(f"a {self.kind} decision is one of {', '.join(sorted(_DECISIONS[self.kind]))}, "
+                             f"not {self.decision!r}")
+        if self.kind == "flag" and self.flag_index is None:
+            raise ValueError("a flag decision needs flag_index")
+        if self.kind in ("verdict", "criterion") and not self.criterion_id:
+            raise ValueError(f"a {self.kind} decision needs criterion_id")
+        if self.kind == "verdict" and not self.judge:
+            raise ValueError("a verdict decision needs the judge")
+        if self.decision == "materiality" and self.materiality is None:
+            raise ValueError("a materiality decision needs materiality (material or minor)")
+        if self.decided_at.tzinfo is None:
+            raise ValueError("decided_at needs a time zone (UTC)")
+        return self
+
+    @property
+    def item(self) -> tuple[str, ...]:
+        """The item decided: decisions with the same item replace each other (latest wins)."""
+        if self.kind == "flag":
+            return ("flag", self.system, self.task_id, str(self.flag_index))
+        if self.kind == "verdict":
+            return ("verdict", self.system, self.task_id, str(self.criterion_id), str(self.judge))
+        return ("criterion", self.system, self.task_id, str(self.criterion_id))
+
+    @property
+    def submission_id(self) -> str:
+        """`<system>::<task_id>`, as in the run's tables."""
+        return f"{self.system}::{self.task_id}"
+
+    def file_name(self) -> str:
+        """Sortable by time, unique by id: ``<UTC time>-<decision id>.json``."""
+        return f"{self.decided_at.astimezone(dt.UTC).strftime('%Y%m%dT%H%M%S%fZ')}-{self.decision_id}.json"
+
+
+class AdjudicationLoad(BaseModel):
+    """Every decision recorded for a run, and the files that could not be read (`file: reason`)."""
+
+    decisions: list[Adjudication] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+    def latest(self) -> dict[tuple[str, ...], Adjudication]:
+        """The decision in force per item: the latest by time, then by decision id."""
+        out: dict[tuple[str, ...], Adjudication] = {}
+        for d in sorted(self.decisions, key=lambda d: (d.decided_at, d.decision_id)):
+            out[d.item] = d
+        return out
+
+
+def folder(run_uri: str) -> str:
+    """The run's decisions folder."""
+    return fs.join(run_uri, FOLDER)
+
+
+def record(run_uri: str, decision: Adjudication, endpoint_override: str | None = None) -> str:
+    """Write one decision as a new object; returns its URI. Never overwrites (ids are unique)."""
+    uri = fs.join(folder(run_uri), decision.file_name())
+    if not fs.write_new(uri, decision.model_dump_json(indent=1).encode(), endpoint_override):
+        raise InputError(uri, "a decision with this id already exists (decision ids must be unique)")
+    return uri
+
+
+def record_all(run_uri: str, decisions: Iterable[Adjudication], endpoint_override: str | None = None) -> list[str]:
+    """Write several decisions, one object each."""
+    return [record(run_uri, d, endpoint_override) for d in decisions]
+
+
+def load(run_uri: str, endpoint_override: str | None = None) -> AdjudicationLoad:
+    """Every decision under the run's folder; a damaged file is named in `problems`, never fatal."""
+    out = AdjudicationLoad()
+    root = folder(run_uri)
+    if not fs.is_dir(root, endpoint_override):
+        return out
+    for uri in sorted(fs.list_files(root, suffix=".json", endpoint_override=endpoint_override)):
+        if fs.is_hidden(fs.relative(uri, root), "run"):
+            continue
+        try:
+            out.decisions.append(Adjudication.model_validate_json(fs.read_bytes(uri, endpoint_override)))
+        except (ValidationError, ValueError, OSError) as exc:
+            out.problems.append(f"{uri}: not a readable decision ({_first_line(exc)}); ignored")
+    return out
+
+
+def parse_rows(rows: Sequence[dict[str, object]], *, source: str, run_id: str) -> list[Adjudication]:
+    """Decisions imported from a CSV or JSONL file: every row validated, errors name the row."""
+    out: list[Adjudication] = []
+    problems: list[str] = []
+    for k, row in enumerate(rows, start=1):
+        data = {key: value for key, value in row.items() if value not in ("", None)}
+        data.setdefault("run_id", run_id)
+        try:
+            out.append(Adjudication.model_validate(data))
+        except ValidationError as exc:
+            problems.append(f"{source}: row {k}: {_first_line(exc)}")
+    if problems:
+        raise InputError(source, "\n".join(p.removeprefix(f"{source}: ") for p in problems))
+    return out
+
+
+def read_file(path: str, *, run_id: str, endpoint_override: str | None = None) -> list[Adjudication]:
+    """Decisions from a .jsonl (one object per line) or .csv file (a header row of field names)."""
+    try:
+        text = fs.read_bytes(path, endpoint_override).decode("utf-8")
+    except FileNotFoundError as exc:
+        raise InputError(path, "decisions file not found") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(path, "not UTF-8 text") from exc
+    if path.endswith(".csv"):
+        import csv
+        import io
+
+        rows: list[dict[str, object]] = [dict(r) for r in csv.DictReader(io.StringIO(text))]
+    elif path.endswith(".jsonl"):
+        rows = []
+        for k, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(path, f"line {k}: not JSON ({exc.msg})") from exc
+            if not isinstance(value, dict):
+                raise InputError(path, f"line {k}: expected an object")
+            rows.append(value)
+    else:
+        raise InputError(path, "decisions are read from .jsonl or .csv files")
+    return parse_rows(rows, source=path, run_id=run_id)
+
+
+def _first_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        if errors:
+            loc = ".".join(str(p) for p in errors[0]["loc"])
+            return f"{loc}: {errors[0]['msg']}" if loc else str(errors[0]["msg"])
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+# --------------------------------------------------------------------------------------------
+# Applying the decisions in force to a run's current gradings (the reduction calls this)
+# --------------------------------------------------------------------------------------------
+
+
+class Rescored(BaseModel):
+    """One submission whose scores an adjudication changed (or confirmed): before and after."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    submission_id: str
+    system: str
+    task_id: str
+    decisions: int = Field(description="Decisions in force on this submission's items.")
+    task_score_before: float | None
+    task_score_after: float | None
+    hc_score_before: float | None
+    hc_score_after: float | None
+    needs_audit: bool = Field(
+        default=False, description="A decision lifted an unaudited score above zero: the audit never ran on it."
+    )
+
+
+class Effect(BaseModel):
+    """What the decisions in force did to a run: items per system, and every rescored submission."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decisions_in_force: int = 0
+    by_system: dict[str, int] = Field(default_factory=dict)
+    rescored: list[Rescored] = Field(default_factory=list)
+    unmatched: list[str] = Field(default_factory=list, description="Decisions naming no item of the run.")
+
+
+_SCORE_COLUMNS = (
+    "task_score", "all_pass_judges", "criterion_pass_rate", "near_pass_1", "near_pass_2",
+    "material_flags", "minor_flags", "gated", "hc_score",
+)
+
+
+def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[str, ...], Adjudication]) -> tuple[pa.Table, Effect]:
+    """The current gradings with every adjudicated submission rescored by the rules in `scoring`.
+
+    `con` holds the run's raw tables as views ``verdicts_in`` and ``flags_in``; they are read only
+    for the adjudicated submissions' current gradings. Decisions for submissions that are not
+    complete are listed as unmatched (an incomplete grading is regraded, not adjudicated).
+    """
+    effect = Effect(decisions_in_force=len(latest))
+    if not latest:
+        return current, effect
+    by_sub: dict[str, list[Adjudication]] = {}
+    for d in latest.values():
+        by_sub.setdefault(d.submission_id, []).append(d)
+        effect.by_system[d.system] = effect.by_system.get(d.system, 0) + 1
+    ids = current.column("submission_id").to_pylist()
+    status = current.column("status").to_pylist()
+    grading = current.column("grading_id").to_pylist()
+    row_of = {sid: k for k, sid in enumerate(ids)}
+    targets = {sid: row_of[sid] for sid in by_sub if sid in row_of and status[row_of[sid]] == "complete"}
+    for sid, decisions in by_sub.items():
+        if sid not in targets:
+            effect.unmatched.extend(f"{d.kind} {'/'.join(d.item[1:])}: no complete grading of {sid}" for d in decisions)
+    if not targets:
+        return current, effect
+    gids = [grading[k] for k in targets.values()]
+    con.register("_adj_gradings", pa.table({"grading_id": gids}))
+    verdict_rows = con.sql(
+        "SELECT grading_id, judge, criterion_id, verdict FROM verdicts_in "
+        "WHERE grading_id IN (SELECT grading_id FROM _adj_gradings)"
+    ).fetchall()
+    flag_rows = con.sql(
+        "SELECT grading_id, flag_index, status, materiality FROM flags_in "
+        "WHERE grading_id IN (SELECT grading_id FROM _adj_gradings)"
+    ).fetchall()
+    con.unregister("_adj_gradings")
+    panels: dict[str, dict[str, list[tuple[str, scoring.Verdict, str | None]]]] = {}
+    for gid, judge, cid, verdict in verdict_rows:
+        panels.setdefault(str(gid), {}).setdefault(str(judge), []).append((str(cid), verdict, None))
+    flags: dict[str, dict[int, scoring.FlagOutcome]] = {}
+    for gid, index, fstatus, materiality in flag_rows:
+        flags.setdefault(str(gid), {})[int(index)] = scoring.FlagOutcome(str(fstatus), materiality)
+    columns = {name: current.column(name).to_pylist() for name in _SCORE_COLUMNS}
+    audited = current.column("audited").to_pylist()
+    for sid, k in targets.items():
+        gid = str(grading[k])
+        decisions = by_sub[sid]
+        panel = panels.get(gid, {})
+        verdict_decisions = {(str(d.judge), str(d.criterion_id)): d.decision for d in decisions if d.kind == "verdict"}
+        criterion_decisions = {str(d.criterion_id): d.decision for d in decisions if d.kind == "criterion"}
+        known = {(j, cid) for j, rows in panel.items() for cid, _, _ in rows}
+        for d in decisions:
+            if d.kind == "verdict" and (str(d.judge), str(d.criterion_id)) not in known:
+                effect.unmatched.append(f"verdict {'/'.join(d.item[1:])}: no such verdict in {sid}")
+            if d.kind == "criterion" and str(d.criterion_id) not in {cid for _, cid in known}:
+                effect.unmatched.append(f"criterion {'/'.join(d.item[1:])}: no such criterion in {sid}")
+        sub_flags = dict(flags.get(gid, {}))
+        for d in decisions:
+            if d.kind != "flag":
+                continue
+            index = int(d.flag_index or 0)
+            if index not in sub_flags:
+                effect.unmatched.append(f"flag {'/'.join(d.item[1:])}: no such flag in {sid}")
+                continue
+            sub_flags[index] = scoring.adjudicated_flag(
+                sub_flags[index], d.decision, d.materiality  # type: ignore[arg-type]
+            )
+        new_panel = scoring.adjudicated_panel(panel, verdict_decisions, criterion_decisions)  # type: ignore[arg-type]
+        scores = scoring.adjudicated_scores(new_panel, list(sub_flags.values()), bool(audited[k]))
+        before_task, before_hc = columns["task_score"][k], columns["hc_score"][k]
+        if scores.complete:
+            for name, value in (
+                ("task_score", scores.task_score), ("all_pass_judges", scores.all_pass_judges),
+                ("criterion_pass_rate", scores.criterion_pass_rate), ("near_pass_1", scores.near_pass_1),
+                ("near_pass_2", scores.near_pass_2), ("material_flags", scores.material),
+                ("minor_flags", scores.minor), ("gated", scores.gated), ("hc_score", scores.hc_score),
+            ):
+                columns[name][k] = value
+        needs_audit = not audited[k] and bool(scores.task_score) and scoring.is_passing(float(scores.task_score or 0))
+        effect.rescored.append(Rescored(
+            submission_id=sid, system=decisions[0].system, task_id=decisions[0].task_id, decisions=len(decisions),
+            task_score_before=before_task, task_score_after=columns["task_score"][k],
+            hc_score_before=before_hc, hc_score_after=columns["hc_score"][k], needs_audit=needs_audit,
+        ))
+    out = current
+    for name, values in columns.items():
+        idx = out.schema.get_field_index(name)
+        out = out.set_column(idx, out.schema.field(idx), pa.array(values, type=out.schema.field(idx).type))
+    effect.rescored.sort(key=lambda r: r.submission_id)
+    return out, effect
