@@ -31,7 +31,7 @@ reports for its own calls (for Tribunal, "missing" counts submissions left incom
 
 `--workload FILE` keeps the exported workload there (or, when the systems do not start with
 tribunal, replays it); `--merge-into JSON` adds this run's systems to an earlier results file
-(a peer re-run with other settings). `--readme` rewrites the table between `<!-- peers:start -->` and `<!-- peers:end -->` in README.md.
+(a peer re-run with other settings). `--readme` rewrites the table between `<!-- peers:start -->` and `<!-- peers:end -->` in docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ LABELS = {
 
 
 def readme_table(report: dict[str, Any]) -> str:
-    """The README's table: one row per system, per vendor it drives, Tribunal's figures alongside."""
+    """The docs table: one row per system, per vendor it drives, Tribunal's figures alongside."""
     settings = report["settings"]
     res = report["results"]
     lines = [
@@ -290,7 +290,7 @@ def readme_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(report: dict[str, Any], readme: Path = ROOT / "README.md") -> None:
+def write_readme(report: dict[str, Any], readme: Path = ROOT / "docs" / "PERFORMANCE.md") -> None:
     """Replace the table between the peers markers with this run's."""
     text = readme.read_text()
     head, rest = text.split("<!-- peers:start -->\n", 1)
@@ -310,10 +310,10 @@ def main() -> None:
     ap.add_argument("--ray-batch-size", type=int, default=8, help="rows per batch (one worker each)")
     ap.add_argument("--peer-timeout", type=float, default=600.0, help="a peer still running then is stopped")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "peers.json"))
-    ap.add_argument("--readme", action="store_true", help="rewrite the README's peers table")
+    ap.add_argument("--readme", action="store_true", help="rewrite the peers table in docs/PERFORMANCE.md")
     ap.add_argument("--workload", help="where the exported workload is kept (or replayed from)")
     ap.add_argument("--merge-into", help="an earlier results JSON this run's systems are added to")
-    ap.add_argument("--from-json", help="only re-render the README table from a results file")
+    ap.add_argument("--from-json", help="only re-render the docs/PERFORMANCE.md table from a results file")
     args = ap.parse_args()
     if args.from_json:
         write_readme(json.loads(Path(args.from_json).read_text()))

@@ -23,7 +23,7 @@ the previous budget (a strict sliding window at 95 % of the limit) on the same w
         [--rpm 600] [--window 6] [--min-bucket-real 0.5] [--minutes 4] [--compare]
         [--out benchmarks/results/steady_state.json] [--readme]
 
-`--readme` rewrites the table between `<!-- steady:start -->` and `<!-- steady:end -->` in README.md.
+`--readme` rewrites the table between `<!-- steady:start -->` and `<!-- steady:end -->` in docs/PERFORMANCE.md.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ async def run(vendor: str, latency_s: float, rpm: int, window: float, minutes: f
 
 
 def readme_table(report: dict[str, Any]) -> str:
-    """The README's table of a run (between the steady:start / steady:end markers)."""
+    """The docs table of a run (between the steady:start / steady:end markers)."""
     rows = [r for r in report["results"] if r["budget"] == "token_bucket"]
     rpm = report["settings"]["rpm"]
     lines = [
@@ -203,7 +203,7 @@ def readme_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(report: dict[str, Any], readme: Path = ROOT / "README.md") -> None:
+def write_readme(report: dict[str, Any], readme: Path = ROOT / "docs" / "PERFORMANCE.md") -> None:
     """Replace the table between the markers with this run's."""
     text = readme.read_text()
     head, rest = text.split("<!-- steady:start -->\n", 1)
@@ -224,7 +224,7 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=4.0, help="emulated minutes per run (the first is the burst)")
     ap.add_argument("--compare", action="store_true", help="also run the previous sliding-window budget")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "steady_state.json"))
-    ap.add_argument("--readme", action="store_true", help="rewrite the README's steady-state table")
+    ap.add_argument("--readme", action="store_true", help="rewrite the steady-state table in docs/PERFORMANCE.md")
     args = ap.parse_args()
     os.environ.setdefault(ENV, "bench-key")
     results = []

@@ -357,8 +357,8 @@ def demo(
     """The whole product on the sample benchmark with no keys: local Ray, emulated vendors.
 
     Starts the three vendor emulators on 127.0.0.1 (answering with the offline heuristics, each
-    judge with its own persona: a noisy OpenAI judge and auditor, a lenient xAI judge, an Anthropic
-    judge biased toward its own family), sweeps examples/sample on a local Ray cluster into
+    judge with its own persona: a lenient OpenAI judge (also the auditor, missing some findings and
+    raising a few false flags), a noisy xAI judge, an Anthropic judge biased toward its own family), sweeps examples/sample on a local Ray cluster into
     ./runs/, reduces, and prints the leaderboard. Run it twice: the second run resumes and sends
     zero judge calls. Then try `tribunal calibrate runs/demo --labels examples/sample/ground_truth.json`.
     """
