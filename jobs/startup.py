@@ -1,0 +1,101 @@
+"""Starting the sweep's cluster side: Ray itself, the vendor actors, the preflight through them,
+and stopping the actors when the sweep ends (whatever way it ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from typing import Any
+
+import ray
+
+from evalcore.config.models import TribunalConfig
+from evalcore.storage.store import write_table_file
+from evalcore.vendors.preflight import preflight, raise_if_failed
+from jobs import vendor_pool
+
+
+def _env_for_workers() -> dict[str, str]:
+    """Non-secret settings the workers need (S3 endpoint and region, the document cache).
+
+    Keys are never put in the runtime_env: Ray records it in its job table, where the dashboard
+    and state API show it. A local cluster inherits the driver's environment (keys included); a
+    remote cluster gets keys from its own secrets (see cluster/README.md).
+    """
+    names = ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+             "AWS_EC2_METADATA_DISABLED", "TRIBUNAL_CACHE_DIR")
+    return {n: os.environ[n] for n in names if n in os.environ}
+
+
+def init_ray(address: str, env: dict[str, str], *, attempts: int = 3, **extra: Any) -> None:
+    """Start or attach to Ray once per process (local, auto, or ray://host:port).
+
+    A local start is retried: when two local Ray instances start at the same moment on one
+    machine (a test and a demo, two CI steps) a raylet can lose its pre-selected port and never
+    register, and Ray gives up after 30 s with "timed out during startup" (seen on this machine).
+    """
+    if ray.is_initialized():
+        return
+    kwargs: dict[str, Any] = {
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+        "runtime_env": {"env_vars": env},
+        **extra,
+    }
+    if address != "local":
+        ray.init(address=address, **kwargs)
+        return
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(address="local", include_dashboard=False, **kwargs)
+            return
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or attempt == attempts:
+                raise
+            logging.getLogger(__name__).warning("local Ray did not start (%s); retrying", exc)
+            ray.shutdown()
+
+
+def start_actors(
+    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None, detach: bool = False
+) -> dict[str, vendor_pool.VendorPool]:
+    """The VendorActors of each vendor account, keyed by entry (one, or N for an account one actor
+    cannot carry: `jobs/vendor_pool.py`), named per run so a driver restart finds them.
+
+    In batch mode each actor also gets the batch settings: it queues its vendor's requests into
+    batches journalled in the run folder (`stored_runs[0]`)."""
+    return vendor_pool.start_pools(config, run_id, stored_runs, ledger, detach)
+
+
+def preflight_through_actors(
+    config: TribunalConfig, actors: dict[str, Any], run_uri: str, run_id: str, attempt: int
+) -> None:
+    """The library's preflight (`evalcore.vendors.preflight`), sent through each vendor's actor so
+    it exercises the client, budget and retry policy the sweep will use; raises PreflightError
+    naming vendor, model and cause.
+
+    Its calls are paid like any other, so their rows go into the run's `calls` table (one file
+    per attempt, `calls/preflight-<attempt>.parquet`, written even when the preflight fails):
+    the summary's calls and cost then equal the tables'.
+    """
+    vendors = {cfg.name: vendor_pool.pool_vendor(actors[cfg.name], cfg) for cfg in config.vendors()}
+    results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
+    write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", [r.call for r in results if r.call is not None])
+    raise_if_failed(results)
+
+
+def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait: bool) -> None:
+    """No actor outlives its sweep (also on errors, e.g. a failed preflight).
+
+    With `wait`, each actor first closes (its calls on the wire answered, its batch queue
+    flushed); a cancelled sweep (second Ctrl-C) does not wait for them."""
+    for a in vendor_pool.handles(actors):
+        if wait:
+            with contextlib.suppress(Exception):  # a dead actor has nothing left to close
+                ray.get(a.close.remote(), timeout=30)
+        ray.kill(a)
+    if ledger is not None:
+        ray.kill(ledger)

@@ -1,0 +1,122 @@
+"""What a sweep takes (`SweepOptions`, which the CLI maps its flags onto) and what it reports (`SweepSummary`).
+
+Kept apart from the driver so the run's identity (`jobs.run_identity`), the console
+(`jobs.console`) and the CLI can name these without importing the driver's steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalcore.config.models import TribunalConfig, VendorMode
+from evalcore.errors import TribunalError
+from evalcore.storage.store import valid_run_id
+
+if TYPE_CHECKING:
+    from jobs.shard_work import ShardResult
+
+
+@dataclass
+class SweepOptions:
+    """Everything `tribunal sweep` takes (the CLI maps flags onto this)."""
+
+    benchmark: str
+    submissions: str
+    output: str
+    config: TribunalConfig
+    vendors: VendorMode = VendorMode.REAL
+    run_id: str | None = None
+    address: str = "local"
+    reuse: list[str] = field(default_factory=list)
+    shard_size: int = 8
+    max_in_flight: int = 8
+    progress: bool = True
+    max_cost_usd: float | None = None
+    detach: bool = False
+    """Batch mode: submit what can be submitted, do not wait for batches; a later run collects."""
+
+    def __post_init__(self) -> None:
+        """The CLI validates these too; a library caller gets the same refusal, not a hang or an escape."""
+        if self.shard_size < 1:
+            raise TribunalError(f"shard_size: must be at least 1, got {self.shard_size}")
+        if self.max_in_flight < 1:
+            raise TribunalError(f"max_in_flight: must be at least 1, got {self.max_in_flight} (0 would wait forever)")
+        if self.run_id is not None and not valid_run_id(self.run_id):
+            raise TribunalError(f"run_id: {self.run_id!r} is not one folder name (letters, digits, . _ -)")
+
+
+@dataclass
+class SweepSummary:
+    """What a sweep did: counts, cost and where the run lives."""
+
+    run_id: str
+    run_uri: str
+    attempt: int = 1
+    """Which pass over this run (1 = the first; a resume is the next): `_attempts/` keeps each one's summary."""
+    started_at: float = 0.0
+    submissions_total: int = 0
+    """Submissions the source holds that pass the input limits (done before or pending), counted by
+    the sweep's one read of the source (`jobs.intake`); the progress bar's total."""
+    skipped_done: int = 0
+    graded: int = 0
+    complete: int = 0
+    incomplete: int = 0
+    too_long: int = 0
+    rejected: int = 0
+    shards_written: int = 0
+    paid_calls: int = 0
+    reused_calls: int = 0
+    rate_limited: int = 0
+    cost_usd: float = 0.0
+    batches_submitted: int = 0
+    wall_s: float = 0.0
+    driver_peak_rss_mb: float = 0.0
+    interrupted: bool = False
+    cancelled_shards: int = 0
+    """Shards in flight cancelled by a second Ctrl-C (their submissions are graded by the next run)."""
+    failed_shards: list[str] = field(default_factory=list)
+    shards_by_node: dict[str, int] = field(default_factory=dict)
+    rejections: list[str] = field(default_factory=list, metadata={"doc": "The first 100 as `file: reason`."})
+    vendor_stats: dict[str, dict[str, float]] = field(default_factory=dict)
+    estimated_cost_usd: float = 0.0
+    estimated_submissions: int = 0
+    """Pending submissions the estimate priced: the ones this pass grades (same read, same input limits)."""
+    max_cost_usd: float | None = None
+    cost_capped: bool = False
+    cost_message: str | None = None
+    ocr: dict[str, Any] = field(default_factory=dict, metadata={"doc": "The OCR step before grading (jobs.ocr)."})
+    source_indexes_built: int = 0
+    """Grounding indexes of the tasks' sources built by this pass (one per task graded; `SourceIndexes`)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-able view (for _SUCCESS.json and --json)."""
+        return dict(self.__dict__)
+
+    @property
+    def done(self) -> int:
+        """Submissions finished so far: skipped as already done, or graded by this sweep."""
+        return self.skipped_done + self.graded
+
+    def add_shard(self, shard: ShardResult) -> None:
+        """Count a finished shard."""
+        self.graded += shard.graded
+        self.complete += shard.complete
+        self.incomplete += shard.incomplete
+        self.too_long += shard.too_long
+        self.shards_written += 1
+        self.shards_by_node[shard.node] = self.shards_by_node.get(shard.node, 0) + 1
+
+    def add_failed_shard(self, submission_ids: Sequence[str], exc: BaseException) -> None:
+        """A shard that failed after its retries: its submissions stay pending for the next run."""
+        self.failed_shards.append(f"{', '.join(submission_ids)}: {type(exc).__name__}: {exc}"[:2000])
+
+    def add_vendor_stats(self) -> None:
+        """Totals of calls, 429s and cost over the vendors' final statistics."""
+        for s in self.vendor_stats.values():
+            self.paid_calls += int(s.get("paid_calls", 0))
+            self.reused_calls += int(s.get("reused_calls", 0))
+            self.rate_limited += int(s.get("rate_limited", 0))
+            self.cost_usd += float(s.get("cost_usd", 0.0))
+            self.batches_submitted += int(s.get("batch_batches_submitted", 0))
