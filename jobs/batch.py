@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evalcore.config.models import TribunalConfig
-from evalcore.errors import TribunalError
+from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
 from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json, read_table
 from evalcore.vendors.batch.journal import BatchRecord, load_all
@@ -71,9 +71,15 @@ def run_status(run_uri: str) -> RunStatus:
     record_uri = fs.join(run_uri, RUN_RECORD)
     if not fs.exists(record_uri):
         raise TribunalError(f"{run_uri}: not a run folder (no {RUN_RECORD})")
-    record = read_json(record_uri)
+    try:
+        record = read_json(record_uri)
+    except (OSError, ValueError) as exc:  # truncated, not JSON, unreadable: name the file, never a traceback
+        raise StorageError(f"{record_uri}: not a readable run record ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from exc
     latest: dict[str, tuple[float, str]] = {}
-    t = read_table(run_uri, "submissions", columns=["submission_id", "status", "graded_at"])
+    try:
+        t = read_table(run_uri, "submissions", columns=["submission_id", "status", "graded_at"])
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise StorageError(f"{fs.join(run_uri, 'submissions')}: cannot be read ({str(exc).splitlines()[0]})") from exc
     for sid, status, at in zip(t.column("submission_id").to_pylist(), t.column("status").to_pylist(),
                                t.column("graded_at").to_pylist(), strict=True):
         if sid not in latest or at >= latest[sid][0]:

@@ -87,3 +87,14 @@ def use_endpoint(endpoint_url: str | None) -> None:
     """Point every s3:// URI of this command at `endpoint_url` (the variable the filesystems read)."""
     if endpoint_url:
         os.environ["AWS_ENDPOINT_URL_S3"] = endpoint_url
+
+
+def check_max_cost(value: float | None) -> float | None:
+    """A spending cap must be a positive amount: 0 would stop before the first call, after Ray started.
+
+    Checked by the option parser, so a wrong cap is a usage error (exit 2) before anything starts and
+    before any run folder is made.
+    """
+    if value is not None and not value > 0:
+        raise typer.BadParameter(f"{value:g} is not a spending cap: give a positive amount in USD (e.g. --max-cost 25)")
+    return value

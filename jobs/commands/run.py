@@ -22,6 +22,7 @@ from jobs.commands.common import (
     S3_HELP,
     ConfigOpt,
     VendorsOpt,
+    check_max_cost,
     check_run_id,
     print_error,
     sweep_exit_code,
@@ -185,7 +186,7 @@ def sweep(
     ] = None,
     max_cost: Annotated[
         float | None,
-        typer.Option("--max-cost", min=0.0, help="Stop before any call could make this command spend more than USD (exit 3; run again to continue)."),
+        typer.Option("--max-cost", callback=check_max_cost, help="Stop before any call could make this command spend more than USD (exit 3; run again to continue)."),
     ] = None,
     batch: Annotated[
         bool | None,
@@ -308,8 +309,8 @@ def status(
     try:
         report = run_status(run)
     except TribunalError as exc:
-        Console(stderr=True).print(f"[red]error:[/] {exc}")
-        raise typer.Exit(1) from exc
+        print_error(exc)  # plain text: a run path may hold "[/]", which rich markup would choke on
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
     if as_json:
         import json as _json
 

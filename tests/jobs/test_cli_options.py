@@ -53,3 +53,26 @@ def test_library_callers_get_the_same_refusals(field, value, message) -> None:
     with pytest.raises(TribunalError, match=message):
         SweepOptions(benchmark="b", submissions="s", output="o", config=load_config(vendors="offline"),
                      **{field: value})
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_a_spending_cap_must_be_positive_and_is_refused_before_anything_starts(tmp_path, value) -> None:
+    result = _sweep(tmp_path, "--max-cost", value)
+    assert result.exit_code == 2, result.output
+    assert "is not a spending cap" in result.output
+    assert not (tmp_path / "runs").exists()  # no run folder, no Ray
+
+
+def test_status_of_a_path_with_markup_characters_is_one_error_line_not_a_traceback(tmp_path) -> None:
+    result = CliRunner().invoke(app, ["status", str(tmp_path / "x[/]y")], env={"COLUMNS": "400"})
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "x[/]y: not a run folder (no run.json)" in result.output
+
+
+def test_status_of_a_truncated_run_record_names_the_file(tmp_path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text('{"run_id": "r')
+    result = CliRunner().invoke(app, ["status", str(run)], env={"COLUMNS": "400"})
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert f"{run}/run.json: not a readable run record" in result.output
