@@ -15,9 +15,9 @@ from rich.table import Table
 from evalcore.errors import StorageError
 from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
 from evalcore.results.labels import load_labels
-from evalcore.results.reduce import ALL_AREAS, Estimate
+from evalcore.results.leaderboard import ALL_AREAS
 from evalcore.storage import fs
-from jobs.reduce import _parquet_bytes, open_table, read_run_record
+from jobs.reduce import CI_MARKUP, _parquet_bytes, open_table, read_run_record
 
 CALIBRATION_JSON = "calibration.json"
 CALIBRATION_PARQUET = "calibration.parquet"
@@ -54,16 +54,6 @@ def load_calibration(run_uri: str, endpoint_override: str | None = None) -> Cali
         return None
 
 
-def _ci(e: Estimate, pct: bool = True) -> str:
-    if e.value is None:
-        return "—"
-    scale, unit = (100.0, "%") if pct else (1.0, "")
-    text = f"{scale * e.value:.1f}{unit}" if pct else f"{e.value:.2f}"
-    if e.low is not None and e.high is not None:
-        text += f" [dim][{scale * e.low:.{0 if pct else 2}f}–{scale * e.high:.{0 if pct else 2}f}][/dim]"
-    return text
-
-
 def render_calibration(cal: Calibration, console: Console | None = None) -> None:
     """Print the calibration as rich tables: judges, panel, auditor."""
     out = console or Console()
@@ -75,27 +65,29 @@ def render_calibration(cal: Calibration, console: Console | None = None) -> None
         t.add_column(h, justify="left" if h in ("judge", "area") else "right")
     for r in cal.judges:
         if r.area == ALL_AREAS:
-            t.add_row(escape(r.judge), escape(r.area), str(r.items), _ci(r.accuracy), _ci(r.kappa, pct=False),
-                      _ci(r.false_pass_rate), _ci(r.false_fail_rate))
+            t.add_row(escape(r.judge), escape(r.area), str(r.items), r.accuracy.text(ci=CI_MARKUP),
+                      r.kappa.text(percent=False, digits=2, ci=" [dim][{low:.2f}–{high:.2f}][/dim]"),
+                      r.false_pass_rate.text(ci=CI_MARKUP), r.false_fail_rate.text(ci=CI_MARKUP))
     out.print(t)
     p = cal.panel
     out.print(f"Panel vs experts' all-pass on {p.submissions} fully labelled submissions "
-              f"({p.expert_all_pass} all-pass): panel task-score error {_ci(p.task_score_error)}, "
-              f"majority all-pass error {_ci(p.majority_error)}; "
-              + "; ".join(f"{j} {_ci(e)}" for j, e in p.judge_error.items())
-              + (f"; panel − best judge ({p.best_judge}) {_ci(p.panel_minus_best_judge)}" if p.best_judge else ""))
+              f"({p.expert_all_pass} all-pass): panel task-score error {p.task_score_error.text(ci=CI_MARKUP)}, "
+              f"majority all-pass error {p.majority_error.text(ci=CI_MARKUP)}; "
+              + "; ".join(f"{j} {e.text(ci=CI_MARKUP)}" for j, e in p.judge_error.items())
+              + (f"; panel − best judge ({p.best_judge}) {p.panel_minus_best_judge.text(ci=CI_MARKUP)}"
+                 if p.best_judge else ""))
     a = cal.auditor
     t = Table(title=f"Auditor on {a.audited_submissions} audited labelled submissions", title_justify="left",
               box=box.SIMPLE_HEAVY)
     for h in ("category", "labelled", "found", "recall", "confirmed", "true", "precision"):
         t.add_column(h, justify="left" if h == "category" else "right")
     for c in a.by_category:
-        t.add_row(c.category, str(c.labelled), str(c.found), _ci(c.recall), str(c.confirmed), str(c.true),
-                  _ci(c.precision))
-    t.add_row("[bold]all[/]", str(a.labelled), str(a.found), _ci(a.recall), str(a.confirmed), str(a.true_confirmed),
-              _ci(a.precision))
+        t.add_row(c.category, str(c.labelled), str(c.found), c.recall.text(ci=CI_MARKUP), str(c.confirmed), str(c.true),
+                  c.precision.text(ci=CI_MARKUP))
+    t.add_row("[bold]all[/]", str(a.labelled), str(a.found), a.recall.text(ci=CI_MARKUP), str(a.confirmed),
+              str(a.true_confirmed), a.precision.text(ci=CI_MARKUP))
     out.print(t)
-    out.print(f"Stage 1 recall {_ci(a.stage1_recall)}; Stage 2 rejected {a.stage2_rejected_real} real and "
+    out.print(f"Stage 1 recall {a.stage1_recall.text(ci=CI_MARKUP)}; Stage 2 rejected {a.stage2_rejected_real} real and "
               f"{a.stage2_rejected_not_real} unreal flags, confirmed {a.stage2_confirmed_not_real} unreal; "
               f"{a.not_audited} labelled hallucination(s) in submissions not audited. "
               f"Materiality (expert → auditor): {a.materiality}")

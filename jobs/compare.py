@@ -13,7 +13,6 @@ from rich.table import Table
 
 from evalcore.errors import StorageError
 from evalcore.results.compare import Comparison, compare_tables
-from evalcore.results.reduce import Estimate
 from evalcore.storage import fs
 from jobs.reduce import open_table, read_run_record, reduce_run
 
@@ -32,15 +31,6 @@ def compare_runs(run_a: str, run_b: str, *, out: str | None = None, endpoint_ove
     if out:
         fs.write_bytes_atomic(out, cmp.model_dump_json(indent=2).encode(), endpoint_override)
     return cmp
-
-
-def _delta(e: Estimate) -> str:
-    if e.value is None:
-        return "—"
-    text = f"{100 * e.value:+.1f}"
-    if e.low is not None and e.high is not None:
-        text += f" [dim][{100 * e.low:+.0f}, {100 * e.high:+.0f}][/dim]"
-    return text
 
 
 def render_comparison(cmp: Comparison, console: Console | None = None) -> None:
@@ -73,7 +63,8 @@ def render_comparison(cmp: Comparison, console: Console | None = None) -> None:
                   "—" if s.rank_a is None else str(s.rank_a), "—" if s.rank_b is None else str(s.rank_b),
                   "—" if s.hc_pass_rate_a is None else f"{100 * s.hc_pass_rate_a:.1f}%",
                   "—" if s.hc_pass_rate_b is None else f"{100 * s.hc_pass_rate_b:.1f}%",
-                  _delta(s.delta), _delta(s.all_pass_delta))
+                  *(d.text(unit="", signed=True, ci=" [dim][{low:+.0f}, {high:+.0f}][/dim]")
+                    for d in (s.delta, s.all_pass_delta)))
     out.print(t)
     tau = "—" if cmp.kendall_tau is None else f"{cmp.kendall_tau:.2f}"
     out.print(f"Kendall τ of the two leaderboards: {tau}"

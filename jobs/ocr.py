@@ -67,7 +67,7 @@ def paged_documents(benchmark: str) -> list[tuple[str, str]]:
     for uri in fs.list_files(tasks_root):
         rel = fs.relative(uri, tasks_root)
         parts = rel.split("/")
-        if any(p.startswith(".") or p.startswith("~$") for p in parts) or DOCUMENTS_FOLDER not in parts[:-1]:
+        if fs.is_hidden(rel, "input") or DOCUMENTS_FOLDER not in parts[:-1]:
             continue
         kind = kind_of(uri)
         if kind in PAGED_KINDS:

@@ -1,7 +1,7 @@
 """`tribunal reduce RUN`: read a run folder (local or s3://), write its leaderboard, show it.
 
 The I/O half of the reduction; the rules live in `evalcore.results.reduce` (pure). Tables are opened as
-lazy pyarrow datasets over the run's shards (files starting with "." or "_" are not data), so the
+lazy pyarrow datasets over the run's shards (hidden files are not data: `fs.is_hidden`), so the
 reduction reads only the columns it needs, streaming, from a local folder or S3 alike.
 
 Writes into the run folder:
@@ -24,14 +24,8 @@ from rich.table import Table
 from rich.text import Text
 
 from evalcore.errors import StorageError
-from evalcore.results.reduce import (
-    Estimate,
-    Leaderboard,
-    SystemScores,
-    TableSource,
-    reduce_tables,
-    scores_table,
-)
+from evalcore.results.leaderboard import Leaderboard, SystemScores, scores_table
+from evalcore.results.reduce import TableSource, reduce_tables
 from evalcore.storage import fs
 from evalcore.storage.store import RunRecord, arrow_schema
 
@@ -41,16 +35,12 @@ LEADERBOARD_AREAS_PARQUET = "leaderboard_areas.parquet"
 TABLES = ("submissions", "verdicts", "flags", "calls", "rejected")
 
 
-def _hidden(uri: str) -> bool:
-    return any(part.startswith((".", "_")) for part in uri.rstrip("/").rsplit("/", 1)[-1:])
-
-
 def open_table(run_uri: str, table: str, endpoint_override: str | None = None) -> TableSource | None:
     """One table of a run as a lazy dataset over its shards; None when the run has no shard of it."""
     files = [
         f
         for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet", endpoint_override=endpoint_override)
-        if not _hidden(f)
+        if not fs.is_hidden(fs.basename(f), "run")
     ]
     if not files:
         return None
@@ -118,17 +108,8 @@ def load_leaderboard(run_uri: str, endpoint_override: str | None = None) -> Lead
 # --------------------------------------------------------------------------------------------
 
 
-def _pct(est: Estimate, ci: bool = True) -> str:
-    if est.value is None:
-        return "—"
-    text = f"{100 * est.value:.1f}%"
-    if ci and est.low is not None and est.high is not None:
-        text += f" [dim][{100 * est.low:.0f}–{100 * est.high:.0f}][/dim]"
-    return text
-
-
-def _num(est: Estimate) -> str:
-    return "—" if est.value is None else f"{est.value:.2f}"
+CI_MARKUP = " [dim][{low:.0f}–{high:.0f}][/dim]"
+"""How a terminal table shows a rate's interval after its value (`Interval.text(ci=...)`): dimmed."""
 
 
 def _not_scored(r: SystemScores) -> str:
@@ -165,11 +146,11 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None) -> Table
         table.add_row(
             "—" if r.rank is None else str(r.rank),
             Text(r.system),  # a system name is user text, never markup: gpt-5[beta] stays whole
-            _pct(r.hc_pass_rate),
-            _pct(r.all_pass_rate, ci=False),
-            _pct(r.criterion_pass_rate, ci=False),
-            _num(r.material_per_task),
-            ("—" if r.lost_to_gate.value is None else f"{100 * r.lost_to_gate.value:.0f}% {r.gated}/{r.passing}"),
+            r.hc_pass_rate.text(ci=CI_MARKUP),
+            r.all_pass_rate.text(),
+            r.criterion_pass_rate.text(),
+            r.material_per_task.text(percent=False, digits=2),
+            ("—" if r.lost_to_gate.value is None else f"{r.lost_to_gate.text(digits=0)} {r.gated}/{r.passing}"),
             _not_scored(r),
             f"${r.cost_usd:,.2f}",
         )

@@ -30,7 +30,9 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from evalcore.results.calibrate import Calibration
-from evalcore.results.reduce import ALL_AREAS, Estimate, Leaderboard, SystemScores, current_gradings
+from evalcore.results.leaderboard import ALL_AREAS, Leaderboard, SystemScores
+from evalcore.results.reduce import current_gradings
+from evalcore.results.stats import Interval
 from evalcore.storage import fs
 from jobs.calibrate import load_calibration
 from jobs.reduce import open_table, read_run_record, reduce_run
@@ -192,7 +194,7 @@ def _text(x: float, y: float, text: str, anchor: str = "start", cls: str = "") -
     return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}"{c}>{escape(text)}</text>'
 
 
-def _whisker(est: Estimate, y: float, left: float, width: float, color: str) -> list[str]:
+def _whisker(est: Interval, y: float, left: float, width: float, color: str) -> list[str]:
     if est.low is None or est.high is None:
         return []
     x0, x1 = _x(est.low, 0, 1, left, width), _x(est.high, 0, 1, left, width)
@@ -224,7 +226,7 @@ def leaderboard_chart(rows: Sequence[SystemScores]) -> Markup:
                 continue
             w = _x(est.value, 0, 1, 0, width)
             body.append(f'<rect x="{left}" y="{yy}" width="{w:.1f}" height="10" fill="{color}">'
-                        f"<title>{escape(r.system)}: {label} {est.value:.1%}</title></rect>")
+                        f"<title>{escape(r.system)}: {label} {est.text()}</title></rect>")
             body.extend(_whisker(est, yy + 5, left, width, "#222"))
     return _svg(left + width + 20, height, body, "Leaderboard: pass rates with 95% confidence intervals")
 
@@ -253,7 +255,7 @@ def preference_chart(lb: Leaderboard) -> Markup:
             cx = _x(est.value, -bound, bound, left, width)
             body.append(f'<circle cx="{cx:.1f}" cy="{yy}" r="4.5" fill="{color}"><title>'
                         f"{escape(p.judge)}: {'own family' if k == 0 else 'other families'} "
-                        f"{est.value:+.1%}</title></circle>")
+                        f"{est.text(signed=True)}</title></circle>")
     return _svg(left + width + 20, height, body, "Self-family preference per judge")
 
 
@@ -312,29 +314,13 @@ def _json_for_script(data: Any) -> Markup:
     return Markup(text)
 
 
-def _pct(est: Estimate | None, digits: int = 1) -> str:
-    if est is None or est.value is None:
-        return "—"
-    return f"{100 * est.value:.{digits}f}%"
-
-
-def _ci(est: Estimate) -> str:
-    if est.low is None or est.high is None:
-        return ""
-    return f"{100 * est.low:.1f}–{100 * est.high:.1f}"
-
-
-def _num(value: float | None, digits: int = 2) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def render_report(
     lb: Leaderboard, detail: Mapping[str, Any], record: Mapping[str, Any] | None = None,
     calibration: Calibration | None = None,
 ) -> str:
     """The whole page as one HTML string (pure: no I/O); a calibration section when one is given."""
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), autoescape=select_autoescape(["html", "j2"]))
-    env.filters.update(pct=_pct, ci=_ci, num=_num, heat=heat)
+    env.filters.update(heat=heat)
     area_rows: dict[str, dict[str, SystemScores]] = defaultdict(dict)
     for r in lb.by_area:
         area_rows[r.system][r.area] = r

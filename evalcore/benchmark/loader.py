@@ -292,10 +292,6 @@ def parse_task_json(data: bytes) -> ParsedTask:
 # --------------------------------------------------------------------------------------------
 
 
-def _ignored(rel: str) -> bool:
-    return any(part.startswith(".") or part.startswith("~$") for part in rel.split("/"))
-
-
 def _find_tasks_root(uri: str, endpoint: str | None) -> tuple[str, str] | Rejection:
     """(benchmark root, tasks folder) for a URI naming either of them."""
     uri = uri.rstrip("/") or "/"
@@ -322,7 +318,7 @@ class _TaskFolder:
 def _discover(files: Iterable[str], tasks_root: str) -> dict[str, _TaskFolder]:
     """Group the files under tasks/ into task folders (task.json) and their documents."""
     rels = [(fs.relative(f, tasks_root), f) for f in files]
-    rels = [(r, f) for r, f in rels if not _ignored(r)]
+    rels = [(r, f) for r, f in rels if not fs.is_hidden(r, "input")]
     folders: dict[str, _TaskFolder] = {}
     for rel, uri in rels:
         if posixpath.basename(rel) == TASK_FILE:
@@ -492,7 +488,7 @@ def load_task(
     prefix = DOCUMENTS_FOLDER + "/"
     for uri in fs.list_files(fs.join(task_dir, DOCUMENTS_FOLDER), endpoint_override=endpoint_override):
         rel = prefix + fs.relative(uri, fs.join(task_dir, DOCUMENTS_FOLDER))
-        if not _ignored(rel):
+        if not fs.is_hidden(rel, "input"):
             folder.documents.append((rel[len(prefix) :], uri))
     tasks, problems = _load_folders([folder], endpoint_override, max_workers, task_dir, limits or InputLimits())
     if problems:

@@ -45,7 +45,9 @@ from pydantic import BaseModel, Field
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import stats
 from evalcore.results.labels import Labels, spans_match
-from evalcore.results.reduce import ALL_AREAS, Estimate, TableSource, current_gradings_sql
+from evalcore.results.leaderboard import ALL_AREAS, interval_fields
+from evalcore.results.reduce import TableSource, current_gradings_sql
+from evalcore.results.stats import Interval
 from evalcore.storage.store import RunRecord
 
 PANEL = "panel"
@@ -62,10 +64,10 @@ class JudgeCalibration(BaseModel):
     items: int = Field(description="Labelled criterion items the judge rated pass or fail.")
     expert_passes: int
     expert_fails: int
-    accuracy: Estimate
-    kappa: Estimate = Field(description="Cohen's κ with the experts.")
-    false_pass_rate: Estimate = Field(description="Passed / items the experts failed.")
-    false_fail_rate: Estimate = Field(description="Failed / items the experts passed.")
+    accuracy: Interval
+    kappa: Interval = Field(description="Cohen's κ with the experts.")
+    false_pass_rate: Interval = Field(description="Passed / items the experts failed.")
+    false_fail_rate: Interval = Field(description="Failed / items the experts passed.")
 
 
 class PanelCalibration(BaseModel):
@@ -73,13 +75,13 @@ class PanelCalibration(BaseModel):
 
     submissions: int = Field(description="Complete gradings with every criterion labelled.")
     expert_all_pass: int = Field(description="Of them, all-pass by the experts.")
-    task_score_error: Estimate = Field(description="Mean |panel task score − expert all-pass|.")
-    majority_error: Estimate = Field(
+    task_score_error: Interval = Field(description="Mean |panel task score − expert all-pass|.")
+    majority_error: Interval = Field(
         description="Mean |panel majority all-pass (task score ≥ 2/3) − expert all-pass|: the panel as one verdict."
     )
-    judge_error: dict[str, Estimate] = Field(description="Per judge: mean |judge all-pass − expert all-pass|.")
+    judge_error: dict[str, Interval] = Field(description="Per judge: mean |judge all-pass − expert all-pass|.")
     best_judge: str | None = None
-    panel_minus_best_judge: Estimate = Field(description="Paired difference of errors (< 0: the panel is better).")
+    panel_minus_best_judge: Interval = Field(description="Paired difference of errors (< 0: the panel is better).")
 
 
 class CategoryCalibration(BaseModel):
@@ -88,10 +90,10 @@ class CategoryCalibration(BaseModel):
     category: str
     labelled: int = Field(description="Labelled hallucinations of this category in audited submissions.")
     found: int = Field(description="Of them, matched by a confirmed flag.")
-    recall: Estimate
+    recall: Interval
     confirmed: int = Field(description="Confirmed flags of this category (the flag's category).")
     true: int = Field(description="Of them, matching a labelled hallucination.")
-    precision: Estimate
+    precision: Interval
 
 
 class AuditorCalibration(BaseModel):
@@ -103,9 +105,9 @@ class AuditorCalibration(BaseModel):
     confirmed: int
     true_confirmed: int
     found: int
-    precision: Estimate
-    recall: Estimate
-    stage1_recall: Estimate = Field(description="Labelled hallucinations matched by any Stage 1 flag.")
+    precision: Interval
+    recall: Interval
+    stage1_recall: Interval = Field(description="Labelled hallucinations matched by any Stage 1 flag.")
     by_category: list[CategoryCalibration]
     materiality: dict[str, dict[str, int]] = Field(
         description="Expert materiality (or `not real`) -> auditor's (material | minor | missed)."
@@ -135,10 +137,6 @@ class Calibration(BaseModel):
 # --------------------------------------------------------------------------------------------
 
 
-def _estimate(interval: stats.Interval) -> Estimate:
-    return Estimate.of(interval)
-
-
 def _by_unit(units: Sequence[str], values: Sequence[Sequence[float]]) -> npt.NDArray[np.float64]:
     """Sum k per-row quantities per unit: (k, n_units), units in first-seen order."""
     index: dict[str, int] = {}
@@ -159,8 +157,8 @@ class _Calibrator:
     def rng(self, *keys: str) -> np.random.Generator:
         return stats.rng_for(self.seed, "calibrate", *keys)
 
-    def ratio(self, num: npt.NDArray[np.float64], den: npt.NDArray[np.float64], *keys: str) -> Estimate:
-        return _estimate(stats.bootstrap_ratio(num, den, rng=self.rng(*keys), n_resamples=self.samples)[0])
+    def ratio(self, num: npt.NDArray[np.float64], den: npt.NDArray[np.float64], *keys: str) -> Interval:
+        return stats.bootstrap_ratio(num, den, rng=self.rng(*keys), n_resamples=self.samples)[0]
 
     def judge_rows(self, rows: list[dict[str, Any]]) -> list[JudgeCalibration]:
         """Per judge and area: accuracy, κ, false-pass and false-fail rates (bootstrap over submissions)."""
@@ -186,7 +184,7 @@ class _Calibrator:
                 judge=judge, family=family, model=model, area=area, items=len(rs),
                 expert_passes=int(sum(ep)), expert_fails=len(ep) - int(sum(ep)),
                 accuracy=self.ratio(pp + ff, pp + pf + fp + ff, judge, area, "accuracy"),
-                kappa=_estimate(kappa),
+                kappa=kappa,
                 false_pass_rate=self.ratio(pf, pf + ff, judge, area, "false_pass"),
                 false_fail_rate=self.ratio(fp, fp + pp, judge, area, "false_fail"),
             ))
@@ -220,8 +218,7 @@ class _Calibrator:
             task_score_error=self.ratio(panel_err, np.ones_like(panel_err), PANEL, "task_score"),
             majority_error=self.ratio(majority_err, np.ones_like(majority_err), PANEL, "majority"),
             judge_error=errors, best_judge=best,
-            panel_minus_best_judge=_estimate(stats.bootstrap_mean(diff, rng=self.rng(PANEL, "diff"),
-                                                                  n_resamples=self.samples)),
+            panel_minus_best_judge=stats.bootstrap_mean(diff, rng=self.rng(PANEL, "diff"), n_resamples=self.samples),
         )
 
     def auditor(
@@ -386,13 +383,11 @@ def judges_table(rows: Sequence[JudgeCalibration]) -> pa.Table:
     for r in rows:
         rec: dict[str, Any] = r.model_dump(exclude=set(_FLAT_ESTIMATES))
         for name in _FLAT_ESTIMATES:
-            e: Estimate = getattr(r, name)
-            rec[name], rec[f"{name}_low"], rec[f"{name}_high"], rec[f"{name}_n"] = e.value, e.low, e.high, e.n
+            rec.update(getattr(r, name).columns(name))
         records.append(rec)
     fields = [pa.field("judge", pa.string()), pa.field("family", pa.string()), pa.field("model", pa.string()),
               pa.field("area", pa.string()), pa.field("items", pa.int64()), pa.field("expert_passes", pa.int64()),
               pa.field("expert_fails", pa.int64())]
     for name in _FLAT_ESTIMATES:
-        fields += [pa.field(name, pa.float64()), pa.field(f"{name}_low", pa.float64()),
-                   pa.field(f"{name}_high", pa.float64()), pa.field(f"{name}_n", pa.int64())]
+        fields += interval_fields(name)
     return pa.Table.from_pylist(records, schema=pa.schema(fields))

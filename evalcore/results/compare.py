@@ -35,7 +35,9 @@ from scipy import stats as sps
 
 from evalcore.results import stats
 from evalcore.results.labels import spans_match
-from evalcore.results.reduce import Estimate, Leaderboard, TableSource, current_gradings_sql
+from evalcore.results.leaderboard import Leaderboard
+from evalcore.results.reduce import TableSource, current_gradings_sql
+from evalcore.results.stats import Interval
 from evalcore.storage.store import RunRecord
 
 MAX_EXAMPLES = 50
@@ -92,8 +94,8 @@ class SystemChange(BaseModel):
     rank_b: int | None = None
     hc_pass_rate_a: float | None = None
     hc_pass_rate_b: float | None = None
-    delta: Estimate = Field(description="Mean (B − A) HC score over shared tasks, with its 95% interval.")
-    all_pass_delta: Estimate = Field(description="Mean (B − A) task score (before the gate) over shared tasks.")
+    delta: Interval = Field(description="Mean (B − A) HC score over shared tasks, with its 95% interval.")
+    all_pass_delta: Interval = Field(description="Mean (B − A) task score (before the gate) over shared tasks.")
 
 
 class Comparison(BaseModel):
@@ -240,7 +242,7 @@ def compare_tables(
         systems.append(SystemChange(
             system=system, rank_a=a.rank if a else None, rank_b=b.rank if b else None,
             hc_pass_rate_a=a.hc_pass_rate.value if a else None, hc_pass_rate_b=b.hc_pass_rate.value if b else None,
-            delta=Estimate.of(est[0]), all_pass_delta=Estimate.of(est[1]),
+            delta=est[0], all_pass_delta=est[1],
         ))
     ranked = [s for s in systems if s.hc_pass_rate_a is not None and s.hc_pass_rate_b is not None]
     tau = p = None

@@ -1,9 +1,12 @@
 """The reduction: a run's raw tables in, the leaderboard out (docs/METHODOLOGY.md, "Leaderboard").
 
+Why one module: rates, costs, judge analysis and audit counts all query one DuckDB session (`_Reducer`).
+
 Pure: it reads only the arrow tables / datasets it is given (`jobs/reduce.py` does the I/O) and
-returns a pydantic `Leaderboard`. The heavy group-bys (millions of verdict and call rows) run in an
-in-process DuckDB over the arrow objects, so a sweep-sized run reduces in seconds with projection
-pushdown and without copying whole tables; the small per-system arrays then go through numpy.
+returns a `Leaderboard` (the model, and its flat Parquet form, are in `evalcore.results.leaderboard`).
+The heavy group-bys (millions of verdict and call rows) run in an in-process DuckDB over the arrow
+objects, so a sweep-sized run reduces in seconds with projection pushdown and without copying whole
+tables; the small per-system arrays then go through numpy.
 
 Rules implemented here, each in one function named after it:
 
@@ -35,188 +38,25 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
-from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.grading.scoring import counted_materiality, is_passing
 from evalcore.results import stats
+from evalcore.results.leaderboard import (
+    ALL_AREAS,
+    AuditorStats,
+    FlagCount,
+    JudgeAnalysis,
+    JudgeRates,
+    Leaderboard,
+    PairAgreement,
+    SelfPreference,
+    SystemScores,
+    VendorCost,
+)
 from evalcore.storage.store import RunRecord, arrow_schema
-
-ALL_AREAS = "ALL"
-"""The `area` value of a system's whole-benchmark row."""
 
 TableSource: TypeAlias = pa.Table | pads.Dataset
 """What the reduction accepts for a table: an in-memory table or a (lazily scanned) dataset."""
-
-CI_METHOD = (
-    "95% percentile bootstrap over each system's scored tasks (one paired resample for all its "
-    "rates; per-audited-task and lost-to-gate rates are ratios within the same resamples), seeded "
-    "from the run's seed and the system/area names; self-family preference: bootstrap over "
-    "submissions (each submission's criteria resampled together)")
-
-
-# --------------------------------------------------------------------------------------------
-# The leaderboard model
-# --------------------------------------------------------------------------------------------
-
-
-class Estimate(BaseModel):
-    """A rate with its 95% bootstrap interval; `n` = tasks (or submissions) it is computed over."""
-
-    model_config = ConfigDict(frozen=True)
-
-    value: float | None = Field(description="Point estimate; None when the population is empty.")
-    low: float | None = None
-    high: float | None = None
-    n: int = 0
-
-    @classmethod
-    def of(cls, interval: stats.Interval) -> Estimate:
-        """From a stats.Interval."""
-        return cls(value=interval.value, low=interval.low, high=interval.high, n=interval.n)
-
-
-class VendorCost(BaseModel):
-    """What one vendor's calls cost (only calls paid in this run; reused calls are counted apart)."""
-
-    vendor: str
-    calls: int = 0
-    reused_calls: int = Field(default=0, description="Calls served from an earlier run: cost 0 here.")
-    cost_usd: float = 0.0
-    input_tokens: int = 0
-    cached_input_tokens: int = 0
-    output_tokens: int = 0
-    reasoning_tokens: int = 0
-
-
-class SystemScores(BaseModel):
-    """One evaluated system's row, over the whole benchmark (`area` = ALL) or one practice area."""
-
-    rank: int | None = Field(description="Competition rank by the headline rate (1 = best); None if unscored.")
-    system: str
-    family: str | None = Field(description="Model family from the run's family_map (None if unmapped).")
-    area: str
-    n_tasks: int = Field(description="Benchmark tasks in scope.")
-    scored: int = Field(description="Tasks with a complete submission (the scored population).")
-    missing: int = Field(description="Benchmark tasks with no submission in the run.")
-    incomplete: int = Field(description="Current gradings marked incomplete (a judge abstained).")
-    too_long: int = Field(description="Submissions over the prompt budget.")
-    rejected: int = Field(description="Submission files the loader refused (their tasks count as missing).")
-    hc_pass_rate: Estimate = Field(description="Headline: mean hallucination-controlled score.")
-    all_pass_rate: Estimate = Field(description="Mean task score before the hallucination gate.")
-    criterion_pass_rate: Estimate
-    near_pass_1: Estimate
-    near_pass_2: Estimate
-    audited: int = Field(description="Scored tasks that went through the hallucination audit.")
-    material_per_task: Estimate = Field(description="Confirmed material hallucinations per audited task.")
-    minor_per_task: Estimate = Field(description="Confirmed minor hallucinations per audited task.")
-    passing: int = Field(description="Scored tasks with task score > 0.")
-    gated: int = Field(description="Passing tasks zeroed by the gate.")
-    lost_to_gate: Estimate = Field(description="Share of passing tasks lost to the gate.")
-    cost_usd: float = 0.0
-    tokens: int = Field(default=0, description="Input + output tokens paid in this run.")
-    cost_by_vendor: list[VendorCost] = Field(default_factory=list)
-
-
-class JudgeRates(BaseModel):
-    """One judge's verdict counts and pass rates."""
-
-    judge: str
-    family: str | None
-    model: str | None
-    verdicts: int = Field(description="Verdict rows of current gradings (pass + fail + abstain).")
-    passes: int
-    fails: int
-    abstentions: int
-    pass_rate: float | None = Field(description="Pass rate over its own pass/fail verdicts.")
-    pass_rate_common: float | None = Field(description="Pass rate on the items every judge rated.")
-
-
-class PairAgreement(BaseModel):
-    """Cohen's κ of two judges on the common items."""
-
-    judge_a: str
-    judge_b: str
-    kappa: float | None
-    agreement: float | None = Field(description="Raw share of items with the same verdict.")
-    n_items: int
-
-
-class SelfPreference(BaseModel):
-    """How much more often a judge passes its own family's systems than the other judges do.
-
-    delta = (judge's pass rate) − (mean pass rate of the other judges) on the same items:
-    criteria of current gradings of systems whose family is the judge's family. The interval is a
-    bootstrap over those submissions (a submission's criteria are resampled together).
-    `control_delta` is the same difference on systems of other known families: a judge that is
-    simply more lenient shows it there too, a self-preferring one shows delta > control_delta.
-    """
-
-    judge: str
-    family: str | None
-    systems: list[str]
-    n_items: int
-    judge_pass_rate: float | None
-    others_pass_rate: float | None
-    delta: Estimate
-    control_delta: Estimate
-
-
-class JudgeAnalysis(BaseModel):
-    """Agreement and bias of the panel, measured on the criterion verdicts of the run."""
-
-    judges: list[JudgeRates]
-    n_items: int = Field(description="Items (submission × criterion) every judge rated pass/fail.")
-    n_items_partial: int = Field(description="Items left out because some judge abstained or is missing.")
-    cohen: list[PairAgreement]
-    fleiss_kappa: float | None
-    self_preference: list[SelfPreference]
-
-
-class FlagCount(BaseModel):
-    """Flags of current gradings, counted by where they came from and how they ended."""
-
-    origin: str
-    status: str
-    category: str
-    materiality: str | None
-    count: int
-
-
-class AuditorStats(BaseModel):
-    """The hallucination audit in numbers."""
-
-    audited_submissions: int
-    flags_raised: int
-    by_origin: dict[str, int]
-    by_status: dict[str, int]
-    confirmed_by_category: dict[str, dict[str, int]] = Field(description="category -> {material, minor}.")
-    confirmed_by_system: dict[str, dict[str, dict[str, int]]] = Field(
-        description="system -> category -> {material, minor} (confirmed flags)."
-    )
-    counts: list[FlagCount]
-
-
-class Leaderboard(BaseModel):
-    """Everything the reduction produces for one run (leaderboard.json)."""
-
-    run_id: str
-    code_version: str | None = None
-    vendors: str | None = None
-    benchmark_uri: str | None = None
-    benchmark_hash: str | None = None
-    n_tasks: int
-    areas: list[str]
-    seed: int
-    bootstrap_samples: int
-    confidence: float = stats.CONFIDENCE
-    ci_method: str = CI_METHOD
-    systems: list[SystemScores] = Field(description="One row per system, whole benchmark, by rank.")
-    by_area: list[SystemScores] = Field(description="One row per (system, area).")
-    judges: JudgeAnalysis
-    auditor: AuditorStats
-    cost_by_vendor: list[VendorCost] = Field(description="Whole run, every call (incl. preflight).")
-    cost_usd: float
-    notes: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -421,8 +261,7 @@ class _Reducer:
             c.material[ok] * audited, c.minor[ok] * audited, c.gated[ok] * passing,
         ])
         den = np.vstack([ones, ones, ones, ones, ones, audited, audited, passing])
-        est = [Estimate.of(i) for i in stats.bootstrap_ratio(
-            num, den, rng=stats.rng_for(self.seed, system, area), n_resamples=self.samples)]
+        est = stats.bootstrap_ratio(num, den, rng=stats.rng_for(self.seed, system, area), n_resamples=self.samples)
         vendors = sorted(costs.values(), key=lambda v: v.vendor)
         return SystemScores(
             rank=None, system=system, family=family, area=area, n_tasks=n_tasks, scored=scored,
@@ -607,7 +446,7 @@ class _Reducer:
                 n_items=int(n_own),
                 judge_pass_rate=float(passes[own, i].sum() / n_own) if n_own else None,
                 others_pass_rate=float(others[own].sum() / n_own) if n_own else None,
-                delta=Estimate.of(d_own), control_delta=Estimate.of(d_ctl),
+                delta=d_own, control_delta=d_ctl,
             ))
         return out
 
@@ -749,48 +588,3 @@ def reduce_tables(
         cost_usd=round(sum(c.cost_usd for c in run_costs), COST_DECIMALS),
         notes=red.notes,
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Flat tables (leaderboard.parquet)
-# --------------------------------------------------------------------------------------------
-
-_ESTIMATES = (
-    "hc_pass_rate", "all_pass_rate", "criterion_pass_rate", "near_pass_1", "near_pass_2",
-    "material_per_task", "minor_per_task", "lost_to_gate",
-)
-
-
-def scores_table(rows: Sequence[SystemScores]) -> pa.Table:
-    """Leaderboard rows as a flat arrow table: each rate becomes `<rate>`, `_low`, `_high`, `_n`.
-
-    Cost per vendor becomes `cost_usd_<vendor>` / `tokens_<vendor>` columns, so the Parquet file
-    reads naturally in any dataframe tool.
-    """
-    vendors = sorted({c.vendor for r in rows for c in r.cost_by_vendor})
-    fields: list[pa.Field] = []
-    for name, info in SystemScores.model_fields.items():
-        if name == "cost_by_vendor":
-            continue
-        if name in _ESTIMATES:
-            fields += [pa.field(name, pa.float64()), pa.field(f"{name}_low", pa.float64()),
-                       pa.field(f"{name}_high", pa.float64()), pa.field(f"{name}_n", pa.int64())]
-            continue
-        ann = str(info.annotation)
-        typ = pa.string() if "str" in ann else pa.float64() if "float" in ann else pa.int64()
-        fields.append(pa.field(name, typ))
-    for v in vendors:
-        fields += [pa.field(f"cost_usd_{v}", pa.float64()), pa.field(f"tokens_{v}", pa.int64())]
-    records: list[dict[str, Any]] = []
-    for r in rows:
-        rec: dict[str, Any] = r.model_dump(exclude={"cost_by_vendor", *_ESTIMATES})
-        for name in _ESTIMATES:
-            est: Estimate = getattr(r, name)
-            rec[name], rec[f"{name}_low"], rec[f"{name}_high"], rec[f"{name}_n"] = est.value, est.low, est.high, est.n
-        by_vendor = {c.vendor: c for c in r.cost_by_vendor}
-        for v in vendors:
-            c = by_vendor.get(v)
-            rec[f"cost_usd_{v}"] = c.cost_usd if c else 0.0
-            rec[f"tokens_{v}"] = (c.input_tokens + c.output_tokens) if c else 0
-        records.append(rec)
-    return pa.Table.from_pylist(records, schema=pa.schema(fields))

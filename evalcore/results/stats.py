@@ -1,6 +1,7 @@
 """The statistics behind the leaderboard: bootstrap intervals, agreement (κ), self-family preference.
 
-Pure functions over numpy arrays; nothing here knows about tables or files.
+Pure functions over numpy arrays, and the `Interval` they return (the one interval type of the
+results, with its one text formatter); nothing here knows about tables or files.
 
 Bootstrap. The rates of a leaderboard are means (or ratios of sums) over tasks, and their 95%
 intervals are *percentile bootstrap* intervals over those tasks, exactly as
@@ -27,10 +28,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field
 from scipy import stats as sps
 
 CONFIDENCE = 0.95
@@ -40,14 +41,53 @@ _RESAMPLE_CELLS = 8_000_000
 """Cap on B × n counts materialised at once (64 MB of int64): bounds memory for huge populations."""
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate with its percentile-bootstrap confidence interval over `n` units."""
+class Interval(BaseModel):
+    """A point estimate with its percentile-bootstrap confidence interval over `n` units.
 
-    value: float | None
-    low: float | None
-    high: float | None
-    n: int
+    The one interval type: the bootstrap returns it, the leaderboard, comparison and calibration
+    models hold it, and their JSON and Parquet forms spell it `value`, `low`, `high`, `n`.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float | None = Field(description="Point estimate; None when the population is empty.")
+    low: float | None = None
+    high: float | None = None
+    n: int = Field(default=0, description="Units (tasks, submissions) it is computed over.")
+
+    def text(
+        self,
+        *,
+        percent: bool = True,
+        digits: int = 1,
+        unit: str | None = None,
+        signed: bool = False,
+        ci: str | None = None,
+        ci_only: bool = False,
+        missing: str = "—",
+    ) -> str:
+        """The interval as text: the one formatter of the terminal tables and the report page.
+
+        `percent` shows a rate ×100 followed by `unit` ("%" unless given; "" or " pts" for a
+        difference in points), with `digits` decimals; `signed` puts + on a positive value. `ci` is
+        a format pattern of the bounds, scaled like the value (e.g. " [{low:.0f}–{high:.0f}]"),
+        appended when both are known; `ci_only` gives that part alone ("" without bounds).
+        No value: `missing`.
+        """
+        scale = 100.0 if percent else 1.0
+        interval = ""
+        if ci is not None and self.low is not None and self.high is not None:
+            interval = ci.format(low=scale * self.low, high=scale * self.high)
+        if ci_only:
+            return interval
+        if self.value is None:
+            return missing
+        suffix = ("%" if percent else "") if unit is None else unit
+        return f"{scale * self.value:{'+' if signed else ''}.{digits}f}{suffix}{interval}"
+
+    def columns(self, name: str) -> dict[str, float | int | None]:
+        """The interval as the flat columns of a table: `<name>`, `<name>_low`, `_high`, `_n`."""
+        return {name: self.value, f"{name}_low": self.low, f"{name}_high": self.high, f"{name}_n": self.n}
 
 
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
@@ -100,7 +140,7 @@ def bootstrap_ratio(
     if den is not None and den.shape != num.shape:
         raise ValueError(f"denominators shape {den.shape} differs from numerators shape {num.shape}")
     if n == 0:
-        return [Interval(None, None, None, 0) for _ in range(k)]
+        return [Interval(value=None) for _ in range(k)]
     den_total = den.sum(axis=1) if den is not None else np.full(k, float(n))
     point = np.divide(num.sum(axis=1), den_total, out=np.full(k, np.nan), where=den_total != 0)
     counts = _resample_counts(rng, n, n_resamples)
@@ -115,10 +155,10 @@ def bootstrap_ratio(
         col = boot[:, j]
         col = col[np.isfinite(col)]
         if not np.isfinite(point[j]) or col.size == 0:
-            out.append(Interval(None, None, None, n))
+            out.append(Interval(value=None, n=n))
             continue
         lo, hi = sps.quantile(col, [alpha, 1.0 - alpha])
-        out.append(Interval(float(point[j]), float(lo), float(hi), n))
+        out.append(Interval(value=float(point[j]), low=float(lo), high=float(hi), n=n))
     return out
 
 
@@ -151,19 +191,19 @@ def bootstrap_statistic(
     x = np.atleast_2d(np.asarray(per_unit, dtype=np.float64))
     k, n = x.shape
     if n == 0:
-        return Interval(None, None, None, 0)
+        return Interval(value=None)
     point = float(statistic(x.sum(axis=1)[None, :])[0])
     if not np.isfinite(point):
-        return Interval(None, None, None, n)
+        return Interval(value=None, n=n)
     counts = _resample_counts(rng, n, n_resamples)
     with np.errstate(invalid="ignore", divide="ignore"):
         boot = np.asarray(statistic(np.einsum("bi,ki->bk", counts, x)), dtype=np.float64)
     boot = boot[np.isfinite(boot)]
     if boot.size == 0:
-        return Interval(point, None, None, n)
+        return Interval(value=point, n=n)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = sps.quantile(boot, [alpha, 1.0 - alpha])
-    return Interval(point, float(lo), float(hi), n)
+    return Interval(value=point, low=float(lo), high=float(hi), n=n)
 
 
 def kappa_from_cells(cells: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

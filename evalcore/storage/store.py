@@ -131,17 +131,14 @@ def write_shard(run_uri: str, name: str, tables: Mapping[str, Sequence[Row]]) ->
 def read_table(run_uri: str, table: str, columns: list[str] | None = None) -> pa.Table:
     """All shards of one table of a run (empty table with the schema when none exist)."""
     schema = arrow_schema(table)
-    files = [f for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet") if not _hidden(f)]
+    files = [
+        f for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet") if not fs.is_hidden(fs.basename(f), "run")
+    ]
     if not files:
         empty = schema.empty_table()
         return empty.select(columns) if columns else empty
     parts = [pq.read_table(io.BytesIO(fs.read_bytes(f)), columns=columns) for f in sorted(files)]
     return pa.concat_tables(parts, promote_options="default")
-
-
-def _hidden(uri: str) -> bool:
-    base = uri.rstrip("/").rsplit("/", 1)[-1]
-    return base.startswith(".") or base.startswith("_")
 
 
 def write_json(uri: str, data: Mapping[str, Any]) -> None:

@@ -174,10 +174,6 @@ class _Seen:
 # --------------------------------------------------------------------------------------------
 
 
-def _ignored(rel: str) -> bool:
-    return any(part.startswith(".") or part.startswith("~$") for part in rel.split("/"))
-
-
 def _expects_folder(task: Task, folders: list[str]) -> bool:
     """True if one of the task's deliverable filenames lies under these subfolders."""
     prefix = "/".join(folders) + "/"
@@ -262,7 +258,7 @@ def _iter_folder(
     for uri in fs.list_files(root, endpoint_override=endpoint):
         rel = fs.relative(uri, root)
         parts = rel.split("/")
-        if _ignored(rel):
+        if fs.is_hidden(rel, "input"):
             if parts[0].startswith(".") and len(parts) >= 3 and _match_task(parts[1:], tasks, excluded):
                 hidden.add(parts[0])
             continue

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from evalcore.errors import StorageError
-from evalcore.results.reduce import Leaderboard
+from evalcore.results.leaderboard import Leaderboard
 from jobs.reduce import (
     LEADERBOARD_AREAS_PARQUET,
     LEADERBOARD_JSON,

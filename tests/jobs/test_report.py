@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from evalcore.results.reduce import Leaderboard
+from evalcore.results.leaderboard import Leaderboard
 from jobs.reduce import load_leaderboard
 from jobs.report import REPORT_HTML, ReportLimits, write_report
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth

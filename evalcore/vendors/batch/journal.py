@@ -81,7 +81,7 @@ class BatchJournal:
         records = [
             BatchRecord.model_validate_json(fs.read_bytes(uri))
             for uri in fs.list_files(journal.folder, suffix=".json")
-            if not fs.basename(uri).startswith((".", "_"))
+            if not fs.is_hidden(fs.basename(uri), "run")
         ]
         for record in sorted(records, key=lambda r: r.submitted_at):
             journal._index(record)
@@ -131,7 +131,7 @@ def load_all(run_uri: str) -> dict[str, list[BatchRecord]]:
     root = fs.join(run_uri, JOURNAL_DIR)
     out: dict[str, list[BatchRecord]] = {}
     for uri in fs.list_files(root, suffix=".json"):
-        if fs.basename(uri).startswith((".", "_")):
+        if fs.is_hidden(fs.basename(uri), "run"):
             continue
         record = BatchRecord.model_validate_json(fs.read_bytes(uri))
         out.setdefault(record.vendor, []).append(record)

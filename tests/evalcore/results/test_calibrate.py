@@ -11,7 +11,7 @@ import pytest
 
 from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
 from evalcore.results.labels import Labels, labels_from_rows, load_labels
-from evalcore.results.reduce import ALL_AREAS
+from evalcore.results.leaderboard import ALL_AREAS
 from evalcore.storage.store import RunRecord, read_table
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from evalcore.results.compare import Comparison, compare_tables
-from evalcore.results.reduce import Leaderboard, reduce_tables
+from evalcore.results.leaderboard import Leaderboard
+from evalcore.results.reduce import reduce_tables
 from evalcore.storage.store import RunRecord, read_table
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 

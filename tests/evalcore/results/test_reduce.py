@@ -16,14 +16,8 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from evalcore.results.reduce import (
-    ALL_AREAS,
-    Leaderboard,
-    SystemScores,
-    current_gradings,
-    reduce_tables,
-    scores_table,
-)
+from evalcore.results.leaderboard import ALL_AREAS, Leaderboard, SystemScores, scores_table
+from evalcore.results.reduce import current_gradings, reduce_tables
 from evalcore.storage.store import RunRecord, read_table, write_shard
 from tests.runfolder import CALL_COST, JUDGES, RunSpec, build_run, synthetic_ground_truth, test_record
 

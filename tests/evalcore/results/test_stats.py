@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evalcore.results.stats import (
+    Interval,
     bootstrap_mean,
     bootstrap_ratio,
     bootstrap_statistic,
@@ -240,3 +241,35 @@ def test_vectorised_kappa_equals_the_table_form(tables: list[tuple[int, int, int
             assert not np.isfinite(k)
         else:
             assert k == pytest.approx(ref)
+
+
+# --------------------------------------------------------------------------------------------
+# The interval's text (the one formatter of terminal tables and the report)
+# --------------------------------------------------------------------------------------------
+
+
+def test_a_rate_reads_as_a_percentage_with_its_bounds_in_the_callers_pattern() -> None:
+    rate = Interval(value=0.4567, low=0.25, high=0.791, n=12)
+    assert rate.text() == "45.7%"
+    assert rate.text(digits=0) == "46%"
+    assert rate.text(ci=" [{low:.0f}–{high:.0f}]") == "45.7% [25–79]"
+    assert rate.text(ci="{low:.1f}–{high:.1f}", ci_only=True) == "25.0–79.1"
+    assert rate.text(percent=False, digits=2, ci=" [{low:.2f}–{high:.2f}]") == "0.46 [0.25–0.79]"
+
+
+def test_a_difference_in_points_carries_its_sign_and_no_percent_sign() -> None:
+    delta = Interval(value=-0.182, low=-0.27, high=0.0, n=11)
+    assert delta.text(unit="", signed=True, ci=" [{low:+.0f}, {high:+.0f}]") == "-18.2 [-27, +0]"
+    assert Interval(value=0.031, n=3).text(unit=" pts", signed=True) == "+3.1 pts"
+
+
+def test_an_interval_without_value_or_bounds_reads_as_a_dash_and_shows_no_brackets() -> None:
+    assert Interval(value=None, n=0).text(ci=" [{low}–{high}]") == "—"
+    assert Interval(value=None).text(ci="{low}–{high}", ci_only=True) == ""
+    assert Interval(value=0.5, n=4).text(ci=" [{low:.0f}–{high:.0f}]") == "50.0%"  # no bounds: value alone
+
+
+def test_an_interval_flattens_to_four_columns_named_after_it() -> None:
+    assert Interval(value=0.5, low=0.25, high=0.75, n=8).columns("accuracy") == {
+        "accuracy": 0.5, "accuracy_low": 0.25, "accuracy_high": 0.75, "accuracy_n": 8,
+    }
