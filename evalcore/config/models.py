@@ -184,7 +184,14 @@ class VendorConfig(_Strict):
     )
 
     def account(self) -> tuple[str, str, str]:
-        """Entries with the same adapter, endpoint and key variable draw on one vendor account."""
+        """Entries with the same adapter, endpoint and key variable draw on one vendor account.
+
+        An offline entry is its own: it has no account (no key, no budget) to share with another.
+        This is the one grouping rule: the configuration's limits and the sweep's budgets and
+        actors (evalcore.vendors.sharding.group_by_account) both group entries by it.
+        """
+        if self.adapter == "offline":
+            return ("offline", self.name, "")
         return (self.adapter, self.endpoint or "", self.api_key_env or "")
 
     @field_validator("adapter")

@@ -7,6 +7,7 @@ behind an actor without knowing which it is.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +24,10 @@ class Usage(BaseModel):
     cached_input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        """Both usages together: a call's billed usage is the sum over its attempts (online or batch)."""
+        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
 
 
 class JudgeRequest(BaseModel):
@@ -90,3 +95,19 @@ class Vendor(Protocol):
     async def aclose(self) -> None:
         """Release the client (call from the event loop that created it)."""
         ...
+
+
+async def complete_each(vendor: Vendor, requests: list[JudgeRequest], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
+    """`vendor.complete` on every request concurrently, each `VendorError` returned in its request's place.
+
+    Why one function: a wrapping vendor (batching, reuse) implements `complete` and answers
+    `complete_many` with this, so the protocol's rule (failures in place, never raised) is written once.
+    """
+
+    async def one(request: JudgeRequest) -> JudgeReply[T] | VendorError:
+        try:
+            return await vendor.complete(request, schema)
+        except VendorError as exc:
+            return exc
+
+    return list(await asyncio.gather(*(one(r) for r in requests)))

@@ -16,7 +16,7 @@ from collections.abc import MutableMapping
 from pydantic import BaseModel, ValidationError
 
 from evalcore.errors import VendorError
-from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor, complete_each
 
 
 class ReusingVendor:
@@ -101,14 +101,7 @@ class ReusingVendor:
 
     async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
         """Concurrent `complete`; failures returned in place, never raised (the `Vendor` protocol)."""
-
-        async def one(r: JudgeRequest) -> JudgeReply[T] | VendorError:
-            try:
-                return await self.complete(r, schema)
-            except VendorError as exc:
-                return exc
-
-        return list(await asyncio.gather(*(one(r) for r in requests)))
+        return await complete_each(self, requests, schema)
 
     async def aclose(self) -> None:
         """Close the wrapped vendor."""

@@ -166,16 +166,11 @@ def create_shard_vendor(cfg: VendorConfig, n: int, **kwargs: Any) -> Vendor:
     return vendor
 
 
-def account_key(cfg: VendorConfig) -> tuple[str, str, str]:
-    """The account an entry draws on; an offline entry is its own (it has no account or budget)."""
-    return ("offline", cfg.name, "") if cfg.adapter == "offline" else cfg.account()
-
-
 def group_by_account(cfgs: list[VendorConfig]) -> list[list[VendorConfig]]:
-    """The entries, grouped by the account they draw on, in the order they are first named."""
+    """The entries, grouped by the account they draw on (`VendorConfig.account`), in the order they are first named."""
     groups: dict[tuple[str, str, str], list[VendorConfig]] = {}
     for cfg in cfgs:
-        groups.setdefault(account_key(cfg), []).append(cfg)
+        groups.setdefault(cfg.account(), []).append(cfg)
     return list(groups.values())
 
 

@@ -21,15 +21,7 @@ from anthropic.types import Message
 
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
 from evalcore.vendors.adapters._stainless import StainlessErrors
-from evalcore.vendors.adapters.common import (
-    AdapterBase,
-    Attempt,
-    BadOutput,
-    Classified,
-    M,
-    NonModelBody,
-    validate_output,
-)
+from evalcore.vendors.adapters.common import Answer, Classified, M, NonModelBody, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
 
 
@@ -58,7 +50,7 @@ def read_message(message: Message) -> tuple[Usage, str, str | None]:
     return _usage(message), "".join(block.text for block in message.content if block.type == "text"), None
 
 
-class AnthropicVendor(AdapterBase[anthropic.AsyncAnthropic]):
+class AnthropicVendor(SDKAdapter[anthropic.AsyncAnthropic, anthropic.AsyncAPIResponse[Any]]):
     """Anthropic Messages judge: JSON-schema output, cached shared prefix, effort setting."""
 
     adapter = "anthropic"
@@ -98,22 +90,19 @@ class AnthropicVendor(AdapterBase[anthropic.AsyncAnthropic]):
             "output_config": output_config,
         }
 
-    async def _attempt(
-        self, client: anthropic.AsyncAnthropic, request: JudgeRequest, schema: type[M], timeout_s: float
-    ) -> Attempt[M]:
+    async def _send(
+        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], timeout_s: float
+    ) -> anthropic.AsyncAPIResponse[Any]:
         # the timeout is always explicit (see the module doc)
-        raw = await client.messages.with_raw_response.create(**self.params(request, schema), timeout=timeout_s)
-        rate = parse_rate_info(raw.headers)
+        raw: anthropic.AsyncAPIResponse[Any] = await client.messages.with_raw_response.create(**params, timeout=timeout_s)
+        return raw
+
+    async def _read(self, raw: anthropic.AsyncAPIResponse[Any]) -> Answer:
         message = await raw.parse()
         if not isinstance(message, Message):
             raise NonModelBody(f"HTTP {raw.status_code}: the body is not a Message")
-        request_id = raw.request_id or message.id
         usage, text, problem = read_message(message)
-        billing: dict[str, Any] = {"usage": usage, "request_id": request_id, "rate": rate}
-        if problem is not None:
-            raise BadOutput(problem, **billing)
-        output = validate_output(schema, text, **billing)
-        return Attempt(output, usage, request_id, None, rate)
+        return Answer(usage, text, problem, raw.request_id or message.id, rate=parse_rate_info(raw.headers))
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:
         return _ERRORS.rate_info(exc) or super().rate_info(exc)

@@ -5,7 +5,9 @@ usage, what each SDK exception means). Everything else — waiting on the rate b
 retry policy, counting attempts and 429s, summing billed usage and cost, keeping the key out of
 every message, creating the client inside the running event loop — is written once here, so the
 three adapters cannot drift apart. An adapter implements `_make_client`, `_attempt` and
-`classify`; `complete` and `complete_many` come from here.
+`classify`; `complete` and `complete_many` come from here. The adapters over a vendor SDK
+(`SDKAdapter`) do not even write `_attempt`: they build the request (`params`), send it (`_send`)
+and read the answer (`_read`), and the attempt around those steps is the template method here.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from evalcore.vendors.retry import Failure, RetryState, next_delay
 log = logging.getLogger("evalcore.vendors")
 
 C = TypeVar("C")
+R = TypeVar("R")
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 MAX_CAUSE_CHARS = 400
@@ -80,6 +83,20 @@ class Attempt(Generic[M]):
     usage: Usage
     request_id: str | None = None
     cost_usd: float | None = None
+    rate: RateInfo | None = None
+
+
+@dataclass
+class Answer:
+    """A vendor's answer to one attempt as its adapter reads it, before the schema is checked."""
+
+    usage: Usage
+    text: str
+    problem: str | None = None
+    """Why the answer is unusable although billed (truncated, refused), or None."""
+    request_id: str | None = None
+    cost_usd: float | None = None
+    """The vendor's own figure for the attempt (xAI), or None: priced from the configured table."""
     rate: RateInfo | None = None
 
 
@@ -341,7 +358,7 @@ class AdapterBase(ABC, Generic[C]):
                     request_id = exc.request_id or request_id
                     if exc.usage is not None:
                         counted = exc.usage.input_tokens + exc.usage.output_tokens
-                        billed = _add(billed, exc.usage)
+                        billed += exc.usage
                         cost += exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
             finally:
                 self._gate.release()
@@ -349,7 +366,7 @@ class AdapterBase(ABC, Generic[C]):
                 if reservation is not None:
                     reservation.settle(result.usage.input_tokens + result.usage.output_tokens)
                 self._observe(result.rate)
-                billed = _add(billed, result.usage)
+                billed += result.usage
                 cost += result.cost_usd if result.cost_usd is not None else self._price(result.usage)
                 return JudgeReply(
                     output=result.output,
@@ -411,10 +428,38 @@ class AdapterBase(ABC, Generic[C]):
         return self.cfg.price.cost(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens)
 
 
-def _add(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        input_tokens=a.input_tokens + b.input_tokens,
-        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
-    )
+
+class SDKAdapter(AdapterBase[C], Generic[C, R]):
+    """An adapter over a vendor's SDK: an attempt is build, send, read, then what every vendor does.
+
+    Why a template method: the vendors differ in how a request is built (`params`, which is also
+    the body of a batched request), how it is sent (`_send`) and how the answer is read (`_read`:
+    usage, text, ids, rate headers). What follows is the same for all and written once in
+    `_attempt`: an unusable answer is a billed `BadOutput`, the text is validated against the
+    schema with its billing attached, and the attempt is reported with its usage, id, cost and rate.
+    """
+
+    @abstractmethod
+    def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
+        """The vendor's request for `request` (the same online and in a batch)."""
+
+    @abstractmethod
+    async def _send(self, client: C, params: dict[str, Any], timeout_s: float) -> R:
+        """Send one request; raise the SDK's exception when it fails."""
+
+    @abstractmethod
+    async def _read(self, raw: R) -> Answer:
+        """Read what `_send` got back; raise `NonModelBody` when it is not the vendor's response."""
+
+    async def _attempt(self, client: C, request: JudgeRequest, schema: type[M], timeout_s: float) -> Attempt[M]:
+        answer = await self._read(await self._send(client, self.params(request, schema), timeout_s))
+        billing: dict[str, Any] = {
+            "usage": answer.usage,
+            "cost_usd": answer.cost_usd,
+            "request_id": answer.request_id,
+            "rate": answer.rate,
+        }
+        if answer.problem is not None:
+            raise BadOutput(answer.problem, **billing)
+        output = validate_output(schema, answer.text, **billing)
+        return Attempt(output, answer.usage, answer.request_id, answer.cost_usd, answer.rate)

@@ -13,21 +13,14 @@ from functools import cache
 from typing import Any
 
 import openai
+from openai._legacy_response import LegacyAPIResponse
 from openai.lib._parsing._responses import type_to_text_format_param
 from openai.types.responses import Response
 
 from evalcore.errors import ErrorKind
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
 from evalcore.vendors.adapters._stainless import StainlessErrors
-from evalcore.vendors.adapters.common import (
-    AdapterBase,
-    Attempt,
-    BadOutput,
-    Classified,
-    M,
-    NonModelBody,
-    validate_output,
-)
+from evalcore.vendors.adapters.common import Answer, Classified, M, NonModelBody, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
 
 
@@ -68,7 +61,7 @@ def read_response(response: Response) -> tuple[Usage, str, str | None]:
     return _usage(response), response.output_text, None
 
 
-class OpenAIVendor(AdapterBase[openai.AsyncOpenAI]):
+class OpenAIVendor(SDKAdapter[openai.AsyncOpenAI, LegacyAPIResponse[Any]]):
     """OpenAI Responses API judge: structured output, reasoning effort, prompt-cache key."""
 
     adapter = "openai"
@@ -100,21 +93,18 @@ class OpenAIVendor(AdapterBase[openai.AsyncOpenAI]):
             kwargs["prompt_cache_key"] = hashlib.sha256(request.shared_prefix.encode()).hexdigest()[:32]
         return kwargs
 
-    async def _attempt(
-        self, client: openai.AsyncOpenAI, request: JudgeRequest, schema: type[M], timeout_s: float
-    ) -> Attempt[M]:
-        raw = await client.responses.with_raw_response.create(**self.params(request, schema), timeout=timeout_s)
-        rate = parse_rate_info(raw.headers)
+    async def _send(
+        self, client: openai.AsyncOpenAI, params: dict[str, Any], timeout_s: float
+    ) -> LegacyAPIResponse[Any]:
+        raw: LegacyAPIResponse[Any] = await client.responses.with_raw_response.create(**params, timeout=timeout_s)
+        return raw
+
+    async def _read(self, raw: LegacyAPIResponse[Any]) -> Answer:
         response = raw.parse()
         if not isinstance(response, Response):
             raise NonModelBody(f"HTTP {raw.status_code}: the body is not a Responses object")
-        request_id = raw.request_id or response.id
         usage, text, problem = read_response(response)
-        billing: dict[str, Any] = {"usage": usage, "request_id": request_id, "rate": rate}
-        if problem is not None:
-            raise BadOutput(problem, **billing)
-        output = validate_output(schema, text, **billing)
-        return Attempt(output, usage, request_id, None, rate)
+        return Answer(usage, text, problem, raw.request_id or response.id, rate=parse_rate_info(raw.headers))
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:
         return _ERRORS.rate_info(exc) or super().rate_info(exc)

@@ -14,11 +14,11 @@ from typing import Any
 
 import grpc
 import xai_sdk
-from xai_sdk.chat import system, user
+from xai_sdk.chat import Response, system, user
 
 from evalcore.errors import ErrorKind
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
-from evalcore.vendors.adapters.common import AdapterBase, Attempt, BadOutput, Classified, M, validate_output
+from evalcore.vendors.adapters.common import Answer, Classified, M, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
 
 _RATE = grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -64,7 +64,7 @@ def read_chat_response(response: Any) -> tuple[Usage, str, str | None]:
     return usage, response.content, None
 
 
-class XAIVendor(AdapterBase[xai_sdk.AsyncClient]):
+class XAIVendor(SDKAdapter[xai_sdk.AsyncClient, Response]):
     """xAI (Grok) judge over gRPC: structured output, reported cost, no channel retries."""
 
     adapter = "xai"
@@ -96,19 +96,13 @@ class XAIVendor(AdapterBase[xai_sdk.AsyncClient]):
             kwargs["reasoning_effort"] = self.cfg.reasoning_effort
         return kwargs
 
-    async def _attempt(
-        self, client: xai_sdk.AsyncClient, request: JudgeRequest, schema: type[M], timeout_s: float
-    ) -> Attempt[M]:
-        chat = client.chat.create(**self.params(request, schema))
-        response = await chat.sample()
-        usage, text, problem = read_chat_response(response)
-        cost = response.cost_usd
-        request_id = response.id or None
-        billing: dict[str, Any] = {"usage": usage, "cost_usd": cost, "request_id": request_id}
-        if problem is not None:
-            raise BadOutput(problem, **billing)
-        output = validate_output(schema, text, **billing)
-        return Attempt(output, usage, request_id, cost, None)
+    async def _send(self, client: xai_sdk.AsyncClient, params: dict[str, Any], timeout_s: float) -> Response:
+        # the per-call limit is the base's asyncio.wait_for (see the module doc)
+        return await client.chat.create(**params).sample()
+
+    async def _read(self, raw: Response) -> Answer:
+        usage, text, problem = read_chat_response(raw)
+        return Answer(usage, text, problem, raw.id or None, cost_usd=raw.cost_usd)
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:
         if isinstance(exc, grpc.aio.AioRpcError):

@@ -45,7 +45,7 @@ from evalcore.vendors.adapters.common import BadOutput, validate_output
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord
 from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus
 from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
-from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor, complete_each
 from evalcore.vendors.retry import Failure, RetryState, next_delay
 
 log = logging.getLogger("evalcore.vendors.batch.queue")
@@ -74,15 +74,6 @@ class _Queued:
     schema: type[BaseModel]
     size: int
     batch: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
-
-
-def _add(a: Usage, b: Usage) -> Usage:
-    return Usage(
-        input_tokens=a.input_tokens + b.input_tokens,
-        cached_input_tokens=a.cached_input_tokens + b.cached_input_tokens,
-        output_tokens=a.output_tokens + b.output_tokens,
-        reasoning_tokens=a.reasoning_tokens + b.reasoning_tokens,
-    )
 
 
 def custom_id(request: JudgeRequest) -> str:
@@ -193,7 +184,7 @@ class BatchingVendor:
                 self.stats["online_retries"] += 1
                 reply = await self.online.complete(request, schema)
                 return reply.model_copy(update={  # what the batch attempts were billed stays on the call
-                    "usage": _add(billed, reply.usage),
+                    "usage": billed + reply.usage,
                     "cost_usd": cost + reply.cost_usd,
                     "attempts": state.attempts + reply.attempts,
                     "latency_s": self._clock() - started,
@@ -203,14 +194,7 @@ class BatchingVendor:
         self, requests: list[JudgeRequest], schema: type[T]
     ) -> list[JudgeReply[T] | VendorError]:
         """Concurrent `complete`; failures returned in place (they all land in the same batch)."""
-
-        async def one(r: JudgeRequest) -> JudgeReply[T] | VendorError:
-            try:
-                return await self.complete(r, schema)
-            except VendorError as exc:
-                return exc
-
-        return list(await asyncio.gather(*(one(r) for r in requests)))
+        return await complete_each(self, requests, schema)
 
     async def aclose(self) -> None:
         """Stop the timers and watchers of this process (the batches go on at the vendor)."""
@@ -239,7 +223,7 @@ class BatchingVendor:
         if item.status != "succeeded":
             raise _SubmitFailed(ErrorKind.TRANSIENT, f"request {item.status} in batch {batch_id}: {item.error or ''}")
         usage = item.usage
-        billed = _add(billed, usage)
+        billed += usage
         cost += self._billed(item)
         if item.problem is not None:
             return billed, cost, item.request_id
