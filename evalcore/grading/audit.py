@@ -60,6 +60,20 @@ def detect_prompt(task: Task, submission: Submission, candidates: list[dict[str,
     )
 
 
+def verify_prompt(task: Task, submission: Submission, flags: list[dict[str, Any]], boundary: str) -> RenderedPrompt:
+    """The Stage 2 prompt: Stage 1's shared prefix (same sources, deliverables and `boundary`), then
+    `flags` (`flags_for_verification`). The estimate renders it too, without flags, to price the
+    prefix a Stage 2 call reads from the cache."""
+    return render_verify(
+        task_id=task.id,
+        instructions=task.instructions,
+        sources=audit_sources(task),
+        deliverables=list(submission.deliverables.values()),
+        flags=flags,
+        boundary=boundary,
+    )
+
+
 def flags_for_verification(task: Task, flags: Sequence[DetectedFlag]) -> list[dict[str, Any]]:
     """Each Stage 1 flag with the source passages most relevant to it (Stage 2 input)."""
     sources = audit_sources(task)
@@ -117,14 +131,14 @@ async def run_audit(
     budget: PromptBudget,
     *,
     boundary: str,
-    candidates: list[dict[str, Any]],
+    candidates: Sequence[dict[str, Any]],
     detect: RenderedPrompt,
 ) -> AuditDone | AuditFailed:
     """Stage 1 then Stage 2 for one submission: done with its flags, or failed with the reason.
 
     Either outcome carries the call rows it paid for. `detect` is the Stage 1 prompt built from
-    `candidates` (`detect_prompt`): the caller has it already, having checked its size against
-    the budget before paying for anything.
+    `candidates` with `boundary` (`evalcore.grading.plan.plan_submission`): the caller has it
+    already, having checked its size against the budget before paying for anything.
     """
     calls: list[CallRow] = []
     request = detect.request_for(cfg, budget.chars_per_token)
@@ -138,14 +152,7 @@ async def run_audit(
     if not flags:
         return AuditDone([], calls)
 
-    verify = render_verify(
-        task_id=task.id,
-        instructions=task.instructions,
-        sources=audit_sources(task),
-        deliverables=list(submission.deliverables.values()),
-        flags=flags_for_verification(task, flags),
-        boundary=boundary,
-    )
+    verify = verify_prompt(task, submission, flags_for_verification(task, flags), boundary)
     vrequest = verify.request_for(cfg, budget.chars_per_token)
     [vreply] = await auditor.complete_many([vrequest], VerificationAnswer)
     if not isinstance(vreply, VendorError):

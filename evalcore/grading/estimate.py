@@ -1,9 +1,10 @@
 """Know the bill before paying it: every request a sweep would send, counted and priced, unsent.
 
-`estimate` walks the submissions like a sweep: for each it renders the rubric prompts and the
-Stage 1 prompt with the same functions `grade_submission` uses (same fences, same too_long rule,
-the same grounding candidates unless `fast`), binds them to every judge and the auditor, and counts
-calls and input tokens per vendor exactly. Two things are not knowable before the answers come
+`estimate` walks the submissions like a sweep: for each it makes the plan `grade_submission` makes
+(`evalcore.grading.plan.plan_submission`: the too_long decision, the rubric prompts and the Stage 1
+prompt with its grounding candidates unless `fast`), renders Stage 2's prefix as the audit does
+(`audit.verify_prompt`), binds them to every judge and the auditor, and counts calls and input
+tokens per vendor exactly. Two things are not knowable before the answers come
 back, and are explicit assumptions (`OutputModel`), calibrated from an earlier run when one is
 given (`OutputModel.from_run`, e.g. a pilot on a few submissions):
 
@@ -30,14 +31,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from evalcore.config.models import Price, TribunalConfig, VendorConfig
-from evalcore.grading.audit import detect_prompt, grounding_candidates
-from evalcore.grading.panel import rubric_prompts, too_long_before_rendering, too_long_reason
-from evalcore.prompts import new_boundary, render_verify
+from evalcore.grading.audit import verify_prompt
+from evalcore.grading.plan import TooLong, plan_submission
 from evalcore.schema import Submission, Task
 from evalcore.vendors.prompt_cache import PrefixCache
 from evalcore.vendors.protocol import JudgeRequest
@@ -220,11 +220,15 @@ def estimate(
     model: OutputModel | None = None,
     *,
     fast: bool = False,
+    on_request: Callable[[Submission, VendorConfig, JudgeRequest], None] | None = None,
 ) -> Estimate:
     """Every request a sweep of `submissions` would send, counted and priced (nothing is sent).
 
-    `fast` skips the grounding checks (their candidates are a small part of the Stage 1 suffix) so
-    that a sweep can show an estimate at once; `tribunal estimate` builds the exact prompts.
+    The too_long decision and the prompts come from `evalcore.grading.plan.plan_submission`, the
+    function `grade_submission` plans with. `fast` skips the grounding checks (their candidates
+    are a small part of the Stage 1 suffix) so that a sweep can show an estimate at once;
+    `tribunal estimate` builds the exact prompts. `on_request`, when given, sees each request as
+    it is priced (Stage 2 without its flags): how a test holds the estimate to what grading sends.
     """
     model = model or OutputModel()
     budget = config.prompt_budget
@@ -235,7 +239,11 @@ def estimate(
     acc = {cfg.name: VendorEstimate(vendor=cfg.name, model=cfg.model) for cfg in config.vendors()}
     audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
 
-    def add(cfg: VendorConfig, purpose: str, request_tokens: int, cached: int, weight: float) -> None:
+    def add(sub: Submission, cfg: VendorConfig, request: JudgeRequest, request_tokens: int, cached: int,
+            weight: float) -> None:
+        if on_request is not None:
+            on_request(sub, cfg, request)
+        purpose = request.purpose
         v = acc[cfg.name]
         cached = min(cached, request_tokens)
         out = model.output_tokens(cfg, purpose)
@@ -258,23 +266,13 @@ def estimate(
         if task is None:
             continue
         est.submissions += 1
-        boundary = new_boundary()
-        # the too_long rule in grade_submission's order (before any grounding work)
-        too_long = too_long_before_rendering(task, sub, budget)
-        prompts = [] if too_long else rubric_prompts(task, sub, boundary)
-        too_long = too_long or too_long_reason([p for _, p in prompts], budget.rubric_tokens, budget)
-        candidates: list[dict[str, Any]] = []
-        if not too_long and config.audit.grounding_candidates and not fast:
-            too_long = too_long_reason([detect_prompt(task, sub, [], boundary)], budget.audit_tokens, budget)
-            candidates = [] if too_long else grounding_candidates(task, sub)
-        detect = detect_prompt(task, sub, candidates, boundary)
-        too_long = too_long or too_long_reason([detect], budget.audit_tokens, budget)
-        if too_long:
+        plan = plan_submission(task, sub, config, grounding=not fast)  # the one grading makes
+        if isinstance(plan, TooLong):
             est.too_long += 1
             continue
         replay = _Replay(cpt)
         for cfg in config.judges:
-            requests = [p.request_for(cfg, cpt) for _, p in prompts]
+            requests = [p.request_for(cfg, cpt) for _, p in plan.rubric]
             cached = [0] * len(requests)
             if cfg.warm_prompt_cache and cfg.prompt_caching:
                 groups, direct = prefix_groups(requests, cpt)
@@ -285,19 +283,18 @@ def estimate(
                 for i, hit in zip(phase, replay.burst(cfg, [requests[i] for i in phase]), strict=True):
                     cached[i] = hit
             for r, hit in zip(requests, cached, strict=True):
-                add(cfg, "rubric", r.estimated_input_tokens, hit, 1.0)
+                add(sub, cfg, r, r.estimated_input_tokens, hit, 1.0)
         if audit_weight > 0:
             auditor = config.auditor
-            stage1 = detect.request_for(auditor, cpt)
+            stage1 = plan.detect.request_for(auditor, cpt)
             [hit] = replay.burst(auditor, [stage1])
-            add(auditor, "detect", stage1.estimated_input_tokens, hit, audit_weight)
-            stage2 = render_verify(
-                task_id=task.id, instructions=task.instructions, sources=list(task.documents),
-                deliverables=list(sub.deliverables.values()), flags=[], boundary=boundary,
-            ).request_for(auditor, cpt)
+            add(sub, auditor, stage1, stage1.estimated_input_tokens, hit, audit_weight)
+            # Stage 2 reads Stage 1's prefix (the audit's sources, the same fences), then its flags:
+            # rendered without them, their size is the assumed `verify_flag_tokens`
+            stage2 = verify_prompt(task, sub, [], plan.boundary).request_for(auditor, cpt)
             extra = int(model.verify_flag_tokens * cpt)
             [hit] = replay.burst(auditor, [stage2], extra_chars=extra)
-            add(auditor, "verify", stage2.estimated_input_tokens + int(model.verify_flag_tokens), hit,
+            add(sub, auditor, stage2, stage2.estimated_input_tokens + int(model.verify_flag_tokens), hit,
                 audit_weight * model.verify_share)
 
     for cfg in config.vendors():

@@ -12,15 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from evalcore.config.models import TribunalConfig
-from evalcore.grading.audit import detect_prompt, grounding_candidates, run_audit
+from evalcore.grading.audit import run_audit
 from evalcore.grading.calls import GradingContext, total_cost
-from evalcore.grading.panel import (
-    rubric_prompts,
-    run_panel,
-    too_long_before_rendering,
-    too_long_reason,
-    verdicts_by_judge,
-)
+from evalcore.grading.panel import run_panel, verdicts_by_judge
+from evalcore.grading.plan import TooLong, plan_submission
 from evalcore.grading.scoring import (
     AuditDone,
     AuditMode,
@@ -31,7 +26,6 @@ from evalcore.grading.scoring import (
     score_submission,
     should_audit,
 )
-from evalcore.prompts import new_boundary
 from evalcore.schema import CallRow, FlagRow, Submission, SubmissionRow, Task, VerdictRow
 from evalcore.vendors.protocol import Vendor
 
@@ -90,8 +84,9 @@ async def grade_submission(
     `vendors` maps vendor config names (judges and auditor) to live vendors; when omitted they
     are created from `config` for this call and closed after it. Returns verdict, flag and call
     rows plus the submission row; never raises for judge failures (they become abstentions and
-    an incomplete submission, retried on resume). Orchestration only: every decision (too long,
-    audit or not, status, scores) is a rule of `evalcore.grading.scoring` or `panel.too_long_reason`.
+    an incomplete submission, retried on resume). Orchestration only: every decision is made
+    elsewhere: too long and the prompts by `evalcore.grading.plan.plan_submission` (shared with the
+    estimate), audit or not, status and scores by the rules of `evalcore.grading.scoring`.
     """
     if vendors is None:
         from evalcore.vendors.sharding import create_account_vendors
@@ -111,27 +106,15 @@ async def grade_submission(
         task_id=task.id,
         area=task.area,
     )
-    boundary = new_boundary()
+    # too_long and every prompt sent before the answers come back: decided in one place, which
+    # the estimate also calls (evalcore.grading.plan), so the bill prices what is sent here
+    plan = plan_submission(task, submission, config)
+    if isinstance(plan, TooLong):
+        return GradeResult(submission_row(ctx, submission, task, SubmissionScores.too_long(plan.reason), []))
     budget = config.prompt_budget
 
-    # too_long is decided before any grounding work (the checks' cost grows with the deliverable)
-    # and, for a deliverable far over the budget, before any prompt is rendered.
-    too_long = too_long_before_rendering(task, submission, budget)
-    prompts = [] if too_long else rubric_prompts(task, submission, boundary)
-    too_long = too_long or too_long_reason([p for _, p in prompts], budget.rubric_tokens, budget)
-    candidates: list[dict[str, object]] = []
-    if not too_long and config.audit.grounding_candidates:
-        too_long = too_long_reason([detect_prompt(task, submission, [], boundary)], budget.audit_tokens, budget)
-        candidates = [] if too_long else grounding_candidates(task, submission)
-    detect = None if too_long else detect_prompt(task, submission, candidates, boundary)
-    if detect is not None:
-        too_long = too_long_reason([detect], budget.audit_tokens, budget)
-    if too_long:
-        return GradeResult(submission_row(ctx, submission, task, SubmissionScores.too_long(too_long), []))
-    assert detect is not None
-
     judges = [(cfg, vendors[cfg.name]) for cfg in config.judges]
-    panel = await run_panel(task, submission, prompts, judges, ctx, budget)
+    panel = await run_panel(task, submission, plan.rubric, judges, ctx, budget)
     stage_a = score_panel(verdicts_by_judge(panel.verdicts))
 
     audit: AuditOutcome = AuditNotRun()
@@ -143,9 +126,9 @@ async def grade_submission(
             vendors[config.auditor.name],
             ctx,
             budget,
-            boundary=boundary,
-            candidates=candidates,
-            detect=detect,
+            boundary=plan.boundary,
+            candidates=plan.candidates,
+            detect=plan.detect,
         )
     calls = [*panel.calls, *audit.calls]
     scores = score_submission(stage_a, audit)
