@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from evalcore.errors import StorageError
+from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard, SystemScores, scores_table
 from evalcore.results.reduce import TableSource, reduce_tables
 from evalcore.storage import fs
@@ -64,8 +65,12 @@ def reduce_run(
     endpoint_override: str | None = None,
     threads: int | None = None,
     memory_limit: str | None = None,
+    adjudications: bool = True,
 ) -> Leaderboard:
     """Reduce a run folder to its leaderboard and (by default) write the leaderboard files into it.
+
+    The experts' decisions recorded in the run (``adjudications/``) are applied unless
+    `adjudications` is False (the raw view: exactly the leaderboard of the raw tables).
 
     `endpoint_override` is the S3 endpoint for s3:// runs (else AWS_ENDPOINT_URL[_S3] is used);
     `threads` / `memory_limit` bound the in-process DuckDB (e.g. 2, "4GB").
@@ -75,7 +80,9 @@ def reduce_run(
     submissions = tables.pop("submissions")
     if submissions is None:
         raise StorageError(f"{fs.join(run_uri, 'submissions')}: no graded submissions in this run yet")
-    lb = reduce_tables(record, submissions=submissions, threads=threads, memory_limit=memory_limit, **tables)
+    decisions = adj.load(run_uri, endpoint_override) if adjudications else None
+    lb = reduce_tables(record, submissions=submissions, threads=threads, memory_limit=memory_limit,
+                       decisions=decisions, **tables)
     if write:
         write_leaderboard(run_uri, lb, endpoint_override)
     return lb
@@ -138,6 +145,8 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None) -> Table
         pad_edge=False,
     )
     table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("rank\nrange", justify="right", no_wrap=True)
+    table.add_column("tier", justify="right", no_wrap=True)
     table.add_column("system", style="bold", min_width=8)
     for header in ("HC pass\n[95% CI]", "all-\npass", "crit.\npass", "material\n/task", "lost to\ngate",
                    "missing/\nincompl./\ntoo long", "cost"):
@@ -145,6 +154,8 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None) -> Table
     for r in lb.systems:
         table.add_row(
             "—" if r.rank is None else str(r.rank),
+            _rank_range(r),
+            "—" if r.tier is None else str(r.tier),
             Text(r.system),  # a system name is user text, never markup: gpt-5[beta] stays whole
             r.hc_pass_rate.text(ci=CI_MARKUP),
             r.all_pass_rate.text(),
@@ -154,7 +165,32 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None) -> Table
             _not_scored(r),
             f"${r.cost_usd:,.2f}",
         )
-    (console or Console()).print(table)
+    out = console or Console()
+    out.print(table)
     for note in lb.notes:
-        (console or Console()).print(Text.assemble(("note: ", "yellow"), note))
+        out.print(Text.assemble(("note: ", "yellow"), note))
+    if lb.adjudication is not None:
+        render_adjudication(lb, out)
     return table
+
+
+def _rank_range(r: SystemScores) -> str:
+    if r.rank_low is None or r.rank_high is None:
+        return "—"
+    return str(r.rank_low) if r.rank_low == r.rank_high else f"{r.rank_low}–{r.rank_high}"
+
+
+def render_adjudication(lb: Leaderboard, console: Console) -> None:
+    """What the experts' decisions changed: items per system, headline rate and rank before → after."""
+    a = lb.adjudication
+    if a is None:
+        return
+    console.print(Text(f"adjudicated: {a.decisions_in_force} item(s) decided ({a.decisions_recorded} decision(s) "
+                       "recorded); `--no-adjudications` gives the raw view"))
+    for c in a.changes:
+        before = "—" if c.hc_pass_rate_before is None else f"{100 * c.hc_pass_rate_before:.1f}%"
+        after = "—" if c.hc_pass_rate_after is None else f"{100 * c.hc_pass_rate_after:.1f}%"
+        console.print(Text(f"  {c.system}: {c.decisions} item(s); HC pass {before} -> {after}; "
+                           f"rank {c.rank_before or '—'} -> {c.rank_after or '—'}"))
+    for line in [*a.unmatched, *a.problems]:
+        console.print(Text.assemble(("note: ", "yellow"), line))

@@ -290,7 +290,7 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
     flags: dict[str, dict[int, scoring.FlagOutcome]] = {}
     for gid, index, fstatus, materiality in flag_rows:
         flags.setdefault(str(gid), {})[int(index)] = scoring.FlagOutcome(str(fstatus), materiality)
-    columns = {name: current.column(name).to_pylist() for name in _SCORE_COLUMNS}
+    columns = {name: current.column(name).to_pylist() for name in _SCORE_COLUMNS if name in current.column_names}
     audited = current.column("audited").to_pylist()
     for sid, k in targets.items():
         gid = str(grading[k])
@@ -325,7 +325,8 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
                 ("near_pass_2", scores.near_pass_2), ("material_flags", scores.material),
                 ("minor_flags", scores.minor), ("gated", scores.gated), ("hc_score", scores.hc_score),
             ):
-                columns[name][k] = value
+                if name in columns:  # the reduction reads only some of the score columns
+                    columns[name][k] = value
         needs_audit = not audited[k] and bool(scores.task_score) and scoring.is_passing(float(scores.task_score or 0))
         effect.rescored.append(Rescored(
             submission_id=sid, system=decisions[0].system, task_id=decisions[0].task_id, decisions=len(decisions),

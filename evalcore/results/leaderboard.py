@@ -15,6 +15,7 @@ import pyarrow as pa
 from pydantic import BaseModel, Field
 
 from evalcore.results import stats
+from evalcore.results.adjudications import Rescored
 from evalcore.results.stats import Interval
 
 ALL_AREAS = "ALL"
@@ -49,6 +50,15 @@ class SystemScores(BaseModel):
     """One evaluated system's row, over the whole benchmark (`area` = ALL) or one practice area."""
 
     rank: int | None = Field(description="Competition rank by the headline rate (1 = best); None if unscored.")
+    rank_low: int | None = Field(
+        default=None, description="Best rank the data allow: 1 + systems separably better (evalcore.results.ranking)."
+    )
+    rank_high: int | None = Field(
+        default=None, description="Worst rank the data allow: systems in the area − those this one is separably better than."
+    )
+    tier: int | None = Field(
+        default=None, description="Tier (1 = top): systems in one tier cannot be told apart from its leader."
+    )
     system: str
     family: str | None = Field(description="Model family from the run's family_map (None if unmapped).")
     area: str
@@ -174,6 +184,44 @@ class Leaderboard(BaseModel):
     cost_by_vendor: list[VendorCost] = Field(description="Whole run, every call (incl. preflight).")
     cost_usd: float
     notes: list[str] = Field(default_factory=list)
+    pairwise: Pairwise | None = Field(default=None, description="P(row beats column), whole benchmark.")
+    adjudication: AdjudicationSummary | None = Field(
+        default=None, description="What the experts' decisions in force changed (None: raw view, or no decisions)."
+    )
+
+
+class Pairwise(BaseModel):
+    """The paired comparison of every two systems over their shared tasks (whole benchmark)."""
+
+    systems: list[str] = Field(description="In leaderboard order.")
+    beats: list[list[float]] = Field(description="beats[i][j] = P(systems[i] beats systems[j]), 3 decimals.")
+    separable: list[list[bool]] = Field(description="systems[i] is separably better than systems[j].")
+
+
+class SystemChange(BaseModel):
+    """One system's headline rate and rank, raw and with the decisions in force."""
+
+    system: str
+    decisions: int
+    hc_pass_rate_before: float | None
+    hc_pass_rate_after: float | None
+    rank_before: int | None
+    rank_after: int | None
+
+
+class AdjudicationSummary(BaseModel):
+    """Decisions applied by the reduction (evalcore.results.adjudications)."""
+
+    decisions_in_force: int
+    decisions_recorded: int
+    by_system: dict[str, int]
+    changes: list[SystemChange]
+    rescored: list[Rescored]
+    unmatched: list[str] = Field(default_factory=list)
+    problems: list[str] = Field(default_factory=list)
+
+
+Leaderboard.model_rebuild()
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,8 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalcore.results.stats import CONFIDENCE
-from evalcore.results.stats import _resample_counts as resample_counts
+from evalcore.results.stats import CONFIDENCE, resample_counts
 
 _CELLS = 4_000_000
 """Cap on B × S (or B × T) values held per block of the pairwise computation (32 MB of float64)."""

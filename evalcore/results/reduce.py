@@ -40,19 +40,24 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from evalcore.grading.scoring import counted_materiality, is_passing
+from evalcore.results import adjudications as adj
 from evalcore.results import stats
 from evalcore.results.leaderboard import (
     ALL_AREAS,
+    AdjudicationSummary,
     AuditorStats,
     FlagCount,
     JudgeAnalysis,
     JudgeRates,
     Leaderboard,
     PairAgreement,
+    Pairwise,
     SelfPreference,
+    SystemChange,
     SystemScores,
     VendorCost,
 )
+from evalcore.results.ranking import rank_systems
 from evalcore.storage.store import RunRecord, arrow_schema
 
 TableSource: TypeAlias = pa.Table | pads.Dataset
@@ -71,7 +76,7 @@ _COLUMNS: dict[str, list[str]] = {
         "minor_flags", "gated", "hc_score", "graded_at",
     ],
     "verdicts": ["grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict"],
-    "flags": ["grading_id", "system", "origin", "status", "category", "materiality"],
+    "flags": ["grading_id", "flag_index", "system", "origin", "status", "category", "materiality"],
     "calls": [
         "system", "task_id", "vendor", "reused_from", "cost_usd", "input_tokens",
         "cached_input_tokens", "output_tokens", "reasoning_tokens",
@@ -135,6 +140,7 @@ class _Reducer:
         self.record = record
         self.config = record.config
         self.seed = int(self.config.seed)
+        self.pairwise: Pairwise | None = None
         self.samples = int(self.config.bootstrap_samples)
         self.notes: list[str] = []
         self.con = duckdb.connect()
@@ -217,6 +223,11 @@ class _Reducer:
         )
         order = np.argsort(sys_of_row, kind="stable")
         bounds = np.searchsorted(sys_of_row[order], np.arange(len(systems) + 1))
+        task_of_row = np.asarray(cur.column("task_id").to_pylist(), dtype=object)
+
+        def cols_ok(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+            return cols.complete[rows]
+
         cost_all, cost_area = self.costs(tasks)
         overall: list[SystemScores] = []
         per_area: list[SystemScores] = []
@@ -233,7 +244,12 @@ class _Reducer:
                     self._scores(system, fam, area, int(tasks_per_area[a]), cols.take(rows[row_area == a]), 0,
                                  cost_area.get((system, area), {}))
                 )
-        return _ranked(overall), _ranked(per_area)
+        hc_by_system = {
+            system: dict(zip(task_of_row[order[bounds[k]:bounds[k + 1]]][cols_ok(order[bounds[k]:bounds[k + 1]])],
+                             cols.hc[order[bounds[k]:bounds[k + 1]]][cols_ok(order[bounds[k]:bounds[k + 1]])], strict=True))
+            for k, system in enumerate(systems)
+        }
+        return self._ranked(overall, hc_by_system, tasks), self._ranked(per_area, hc_by_system, tasks)
 
     def _scores(
         self,
@@ -275,6 +291,39 @@ class _Reducer:
             tokens=sum(v.input_tokens + v.output_tokens for v in vendors),
             cost_by_vendor=vendors,
         )
+
+    def _ranked(
+        self, rows: list[SystemScores], hc: Mapping[str, Mapping[str, float]], tasks: Mapping[str, str]
+    ) -> list[SystemScores]:
+        """Rank rows within each area by the headline rate, with rank intervals and tiers; sort them.
+
+        The competition rank orders by the point estimate; the rank interval and the tier come from
+        one paired bootstrap of every two systems over their shared tasks (`evalcore.results.ranking`).
+        """
+        out: list[SystemScores] = []
+        by_area: dict[str, list[SystemScores]] = defaultdict(list)
+        for r in rows:
+            by_area[r.area].append(r)
+        for area in sorted(by_area):
+            group = by_area[area]
+            ranks = _rank([r.hc_pass_rate.value for r in group])
+            scored = {r.system: {t: v for t, v in hc.get(r.system, {}).items() if area == ALL_AREAS or tasks.get(t) == area}
+                      for r, k in zip(group, ranks, strict=True) if k is not None}
+            ranking = rank_systems(scored, rng=stats.rng_for(self.seed, "ranking", area), n_resamples=self.samples)
+            tiers = ranking.tiers()
+            if area == ALL_AREAS:
+                self.pairwise = Pairwise(
+                    systems=ranking.systems, beats=[[round(float(p), 3) for p in row] for row in ranking.beats],
+                    separable=[[bool(x) for x in row] for row in ranking.separable],
+                )
+            ranked = []
+            for r, k in zip(group, ranks, strict=True):
+                low, high = ranking.rank_interval(r.system) if r.system in scored else (None, None)
+                ranked.append(r.model_copy(update={"rank": k, "rank_low": low, "rank_high": high,
+                                                   "tier": tiers.get(r.system)}))
+            ranked.sort(key=lambda r: (r.rank is None, r.rank or 0, r.system))
+            out.extend(ranked)
+        return out
 
     # -- cost --------------------------------------------------------------------------------
 
@@ -526,21 +575,6 @@ def _vendor_cost(row: Sequence[Any]) -> VendorCost:
     )
 
 
-def _ranked(rows: list[SystemScores]) -> list[SystemScores]:
-    """Rank rows within each area by the headline rate and sort them (rank, then name)."""
-    out: list[SystemScores] = []
-    by_area: dict[str, list[SystemScores]] = defaultdict(list)
-    for r in rows:
-        by_area[r.area].append(r)
-    for area in sorted(by_area):
-        group = by_area[area]
-        ranks = _rank([r.hc_pass_rate.value for r in group])
-        ranked = [r.model_copy(update={"rank": k}) for r, k in zip(group, ranks, strict=True)]
-        ranked.sort(key=lambda r: (r.rank is None, r.rank or 0, r.system))
-        out.extend(ranked)
-    return out
-
-
 def reduce_tables(
     record: RunRecord,
     *,
@@ -551,8 +585,13 @@ def reduce_tables(
     rejected: TableSource | None = None,
     threads: int | None = None,
     memory_limit: str | None = None,
+    decisions: adj.AdjudicationLoad | None = None,
 ) -> Leaderboard:
     """Reduce a run's tables to its leaderboard.
+
+    `decisions` are the experts' recorded decisions (`evalcore.results.adjudications.load`): the
+    decided submissions are rescored by the rules in `scoring` before the rates are computed, and
+    the leaderboard says what changed. None (or no decision) gives the raw view.
 
     `record` is the run's run.json (`RunRecord`); each table is an arrow Table or Dataset with (at least) the
     columns of its row model in `evalcore.schema`; a missing table means "no rows". Only the
@@ -564,6 +603,11 @@ def reduce_tables(
             {"submissions": submissions, "verdicts": verdicts, "flags": flags, "calls": calls, "rejected": rejected}
         )
         tasks = red.tasks(cur)
+        summary = None
+        if decisions is not None and (decisions.decisions or decisions.problems):
+            raw = cur
+            cur, effect = adj.apply(red.con, raw, decisions.latest())
+            summary = _adjudication_summary(raw, cur, tasks, effect, decisions)
         overall, per_area = red.system_rows(cur, tasks)
         judges = red.judges(cur)
         auditor = red.auditor(cur)
@@ -587,4 +631,39 @@ def reduce_tables(
         cost_by_vendor=run_costs,
         cost_usd=round(sum(c.cost_usd for c in run_costs), COST_DECIMALS),
         notes=red.notes,
+        pairwise=red.pairwise,
+        adjudication=summary,
+    )
+
+
+def _headline(cur: pa.Table, tasks: Mapping[str, str]) -> dict[str, float]:
+    """Each system's headline rate (mean hc score over its complete submissions of benchmark tasks)."""
+    total: dict[str, float] = defaultdict(float)
+    count: dict[str, int] = defaultdict(int)
+    for system, task, status, hc in zip(cur.column("system").to_pylist(), cur.column("task_id").to_pylist(),
+                                        cur.column("status").to_pylist(), cur.column("hc_score").to_pylist(),
+                                        strict=True):
+        if status == "complete" and task in tasks and hc is not None:
+            total[system] += float(hc)
+            count[system] += 1
+    return {s: total[s] / count[s] for s in count}
+
+
+def _adjudication_summary(raw: pa.Table, adjudicated: pa.Table, tasks: Mapping[str, str], effect: adj.Effect,
+                          decisions: adj.AdjudicationLoad) -> AdjudicationSummary:
+    """Per system: decisions in force, and the headline rate and rank raw → adjudicated."""
+    before, after = _headline(raw, tasks), _headline(adjudicated, tasks)
+    systems = sorted(set(before) | set(after))
+    rank_before = dict(zip(systems, _rank([before.get(s) for s in systems]), strict=True))
+    rank_after = dict(zip(systems, _rank([after.get(s) for s in systems]), strict=True))
+    changes = [
+        SystemChange(system=s, decisions=effect.by_system.get(s, 0), hc_pass_rate_before=before.get(s),
+                     hc_pass_rate_after=after.get(s), rank_before=rank_before[s], rank_after=rank_after[s])
+        for s in systems
+        if effect.by_system.get(s) or rank_before[s] != rank_after[s]
+    ]
+    return AdjudicationSummary(
+        decisions_in_force=effect.decisions_in_force, decisions_recorded=len(decisions.decisions),
+        by_system=effect.by_system, changes=changes, rescored=effect.rescored, unmatched=effect.unmatched,
+        problems=decisions.problems,
     )

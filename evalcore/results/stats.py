@@ -103,7 +103,7 @@ def rng_for(seed: int, *keys: str) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(words))
 
 
-def _resample_counts(rng: np.random.Generator, n: int, n_resamples: int) -> npt.NDArray[np.float64]:
+def resample_counts(rng: np.random.Generator, n: int, n_resamples: int) -> npt.NDArray[np.float64]:
     """Per-unit multiplicities of `n_resamples` bootstrap resamples of `n` units (rows sum to n).
 
     The indices are drawn exactly as scipy.stats.bootstrap draws them, chunked over resamples only
@@ -143,7 +143,7 @@ def bootstrap_ratio(
         return [Interval(value=None) for _ in range(k)]
     den_total = den.sum(axis=1) if den is not None else np.full(k, float(n))
     point = np.divide(num.sum(axis=1), den_total, out=np.full(k, np.nan), where=den_total != 0)
-    counts = _resample_counts(rng, n, n_resamples)
+    counts = resample_counts(rng, n, n_resamples)
     with np.errstate(invalid="ignore", divide="ignore"):
         # einsum, not `@`: a fixed summation order (identical figures on every machine) and no
         # BLAS thread pool, which costs more than it gains on these skinny products
@@ -195,7 +195,7 @@ def bootstrap_statistic(
     point = float(statistic(x.sum(axis=1)[None, :])[0])
     if not np.isfinite(point):
         return Interval(value=None, n=n)
-    counts = _resample_counts(rng, n, n_resamples)
+    counts = resample_counts(rng, n, n_resamples)
     with np.errstate(invalid="ignore", divide="ignore"):
         boot = np.asarray(statistic(np.einsum("bi,ki->bk", counts, x)), dtype=np.float64)
     boot = boot[np.isfinite(boot)]

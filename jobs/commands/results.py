@@ -15,6 +15,11 @@ def reduce_cmd(
     run: Annotated[str, typer.Argument(help="Run folder written by `sweep`: a local path or s3://bucket/prefix/<run_id>.")],
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print leaderboard.json instead of the table.")] = False,
+    adjudications: Annotated[
+        bool,
+        typer.Option("--adjudications/--no-adjudications",
+                     help="Apply the experts' decisions recorded in the run (default), or show the raw view."),
+    ] = True,
 ) -> None:
     """Build the leaderboard of a run: per-system rates with 95% intervals, judge analysis, cost.
 
@@ -27,7 +32,7 @@ def reduce_cmd(
 
     console = Console()
     try:
-        lb = reduce_run(run, endpoint_override=endpoint_url)
+        lb = reduce_run(run, endpoint_override=endpoint_url, adjudications=adjudications)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
