@@ -27,6 +27,7 @@ from jobs.commands.common import (
 )
 from jobs.commands.estimate import estimate
 from jobs.commands.results import calibrate_cmd, compare_cmd, reduce_cmd, report_cmd
+from jobs.commands.review import adjudicate, review
 from jobs.commands.run import demo, grade, status, sweep, validate
 from jobs.commands.tools import emulate, synth_cmd
 
@@ -64,6 +65,8 @@ app.command("report")(report_cmd)
 app.command("calibrate")(calibrate_cmd)
 app.command("compare")(compare_cmd)
 app.command("synth")(synth_cmd)
+app.command()(review)
+app.command()(adjudicate)
 
 if __name__ == "__main__":
     app()

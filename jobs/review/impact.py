@@ -1,0 +1,161 @@
+"""What a decision would change: the task's scores and the system's headline rate, before and after.
+
+The rules are not restated here: a submission is rescored by `evalcore.results.adjudications.apply`
+(which applies `adjudicated_flag`, `adjudicated_panel` and `adjudicated_scores`, exactly as the
+reduction does) over that one grading's rows. "Before" is the run with the decisions in force;
+"after" is the same with this item's decision replaced by the choice.
+
+The headline rate is the mean hallucination-controlled score over the system's complete current
+gradings, with the decisions in force applied. It is kept incrementally: the raw sum, plus, for
+each adjudicated submission, its rescored score minus its raw score (each cached by the decision
+ids in force), so a page never rescans the run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import duckdb
+
+from evalcore.results import adjudications as adj
+from evalcore.results.adjudications import Adjudication
+from jobs.review.queue import QueueItem, RunData
+
+
+@dataclass(frozen=True)
+class Scores:
+    """One submission's scores under some set of decisions."""
+
+    task_score: float | None
+    hc_score: float | None
+    material: int
+    gated: bool
+    needs_audit: bool = False
+    """A decision lifted an unaudited score above zero: the audit never ran on it (`Rescored.needs_audit`)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One possible decision on an item and what it would do."""
+
+    key: str
+    """The keyboard key that chooses it."""
+    decision: str
+    materiality: str | None
+    label: str
+    task_before: float | None
+    task_after: float | None
+    hc_before: float | None
+    hc_after: float | None
+    rate_before: float | None
+    rate_after: float | None
+    needs_audit: bool = False
+
+    @property
+    def changes(self) -> bool:
+        return self.hc_before != self.hc_after or self.task_before != self.task_after
+
+
+PREVIEW = "(preview)"
+"""The reviewer of a what-if decision (never recorded)."""
+
+
+def preview(item: QueueItem, run_id: str, decision: str, materiality: str | None = None) -> Adjudication:
+    """A decision on `item` that is never recorded: what-if input for the rescoring."""
+    return Adjudication(
+        run_id=run_id, kind=item.kind, system=item.system, task_id=item.task_id, flag_index=item.flag_index,
+        criterion_id=item.criterion_id, judge=item.judge, decision=decision,  # type: ignore[arg-type]
+        materiality=materiality,  # type: ignore[arg-type]
+        reviewer=PREVIEW, reason=PREVIEW,
+    )
+
+
+class Scorer:
+    """Rescores submissions under decisions, and keeps each system's headline rate."""
+
+    def __init__(self, data: RunData) -> None:
+        self.data = data
+        complete = data.complete()
+        self._raw_sum: dict[str, float] = defaultdict(float)
+        self._n: dict[str, int] = defaultdict(int)
+        for system, hc in zip(complete.column("system").to_pylist(), complete.column("hc_score").to_pylist(),
+                              strict=True):
+            self._raw_sum[system] += float(hc or 0.0)
+            self._n[system] += 1
+        self._complete_gids = set(complete.column("grading_id").to_pylist())
+        self._cache: dict[tuple[str, frozenset[str]], Scores] = {}
+        self._lock = threading.Lock()
+
+    def raw(self, grading_id: str) -> Scores:
+        row = self.data.row(grading_id)
+        return Scores(row["task_score"], row["hc_score"], int(row["material_flags"] or 0), bool(row["gated"]))
+
+    def scores(self, grading_id: str, decisions: Sequence[Adjudication]) -> Scores:
+        """The submission's scores with `decisions` (on its items) applied by the scoring rules."""
+        if not decisions:
+            return self.raw(grading_id)
+        ids = frozenset(d.decision_id for d in decisions)
+        with self._lock:
+            if (grading_id, ids) in self._cache:
+                return self._cache[(grading_id, ids)]
+        rows = self.data.grading_rows(grading_id)
+        con = duckdb.connect()
+        try:
+            con.register("verdicts_in", rows.verdicts)
+            con.register("flags_in", rows.flags)
+            out, effect = adj.apply(con, self.data.row_table(grading_id), {d.item: d for d in decisions})
+        finally:
+            con.close()
+        first = out.to_pylist()[0]
+        result = Scores(first["task_score"], first["hc_score"], int(first["material_flags"] or 0), bool(first["gated"]),
+                        needs_audit=any(r.needs_audit for r in effect.rescored))
+        if not any(d.reviewer == PREVIEW for d in decisions):  # what-ifs are never asked twice
+            with self._lock:
+                self._cache[(grading_id, ids)] = result
+        return result
+
+    def in_force(self, latest: Mapping[tuple[str, ...], Adjudication]) -> dict[str, list[Adjudication]]:
+        """Decisions in force grouped by the grading they apply to (complete current gradings only)."""
+        out: dict[str, list[Adjudication]] = defaultdict(list)
+        for d in latest.values():
+            gid = self.data.grading_of(d.system, d.task_id)
+            if gid is not None and gid in self._complete_gids:
+                out[gid].append(d)
+        return out
+
+    def system_rate(self, system: str, by_grading: Mapping[str, Sequence[Adjudication]]) -> float | None:
+        """Mean hc score over the system's complete current gradings, with the decisions in force."""
+        n = self._n.get(system, 0)
+        if not n:
+            return None
+        total = self._raw_sum[system]
+        for gid, decisions in by_grading.items():
+            if self.data.row(gid)["system"] != system:
+                continue
+            total += float(self.scores(gid, decisions).hc_score or 0.0) - float(self.raw(gid).hc_score or 0.0)
+        return total / n
+
+    def outcomes(
+        self, item: QueueItem, choices: Sequence[tuple[str, str, str | None, str]],
+        latest: Mapping[tuple[str, ...], Adjudication],
+    ) -> list[Outcome]:
+        """For each choice (key, decision, materiality, label): the item's submission and system, before → after."""
+        by_grading = self.in_force(latest)
+        here = [d for d in by_grading.get(item.grading_id, []) if d.item != item.key]
+        before = self.scores(item.grading_id, by_grading.get(item.grading_id, []))
+        rate = self.system_rate(item.system, by_grading)
+        n = self._n.get(item.system, 0)
+        out = []
+        for key, decision, materiality, label in choices:
+            after = self.scores(item.grading_id, [*here, preview(item, self.data.run_id, decision, materiality)])
+            rate_after = None if rate is None or not n else rate + (
+                float(after.hc_score or 0.0) - float(before.hc_score or 0.0)) / n
+            out.append(Outcome(key=key, decision=decision, materiality=materiality, label=label,
+                               task_before=before.task_score, task_after=after.task_score,
+                               hc_before=before.hc_score, hc_after=after.hc_score,
+                               rate_before=rate, rate_after=rate_after, needs_audit=after.needs_audit))
+        return out
+
