@@ -12,9 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalcore.errors import StorageError
+from evalcore.errors import InputError, StorageError
+from evalcore.results import adjudications as adj
 from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
-from evalcore.results.labels import load_labels
+from evalcore.results.labels import HallucinationLabel, Labels, VerdictLabel, load_labels
 from evalcore.results.leaderboard import ALL_AREAS
 from evalcore.storage import fs
 from jobs.reduce import CI_MARKUP, _parquet_bytes, open_table, read_run_record
@@ -24,11 +25,22 @@ CALIBRATION_PARQUET = "calibration.parquet"
 
 
 def calibrate_run(
-    run_uri: str, labels_uri: str, *, write: bool = True, endpoint_override: str | None = None
+    run_uri: str, labels_uri: str | None, *, write: bool = True, endpoint_override: str | None = None,
+    sample_only: bool = False,
 ) -> Calibration:
-    """Calibrate a run folder against a labels file; write calibration.{json,parquet} into the run."""
+    """Calibrate a run folder against expert labels; write a new calibration file into the run.
+
+    Without a labels file, the run's adjudications are the labels (`labels_from_adjudications`):
+    each decided verdict or criterion is the expert's verdict, each upheld flag a hallucination.
+    Labels that match no graded submission of the run are refused (nothing is written), and an
+    earlier calibration is never overwritten: each one gets the next free name.
+    """
     record = read_run_record(run_uri, endpoint_override)
-    labels = load_labels(labels_uri, endpoint_override)
+    notes: list[str] = []
+    if labels_uri is None:
+        labels, notes = labels_from_adjudications(run_uri, endpoint_override, sample_only=sample_only)
+    else:
+        labels = load_labels(labels_uri, endpoint_override)
     submissions = open_table(run_uri, "submissions", endpoint_override)
     if submissions is None:
         raise StorageError(f"{fs.join(run_uri, 'submissions')}: no graded submissions in this run yet")
@@ -37,21 +49,88 @@ def calibrate_run(
         verdicts=open_table(run_uri, "verdicts", endpoint_override),
         flags=open_table(run_uri, "flags", endpoint_override),
     )
+    if cal.matched_submissions == 0:
+        raise InputError(labels.source, f"no label matches a complete grading of run {record.run_id} "
+                         f"({cal.labelled_submissions} labelled submission(s): {cal.not_in_run} not in the run, "
+                         f"{cal.not_complete} not complete); nothing was written")
+    if notes:
+        cal = cal.model_copy(update={"notes": [*notes, *cal.notes]})
     if write:
-        fs.write_bytes_atomic(fs.join(run_uri, CALIBRATION_JSON), cal.model_dump_json(indent=2).encode(),
-                              endpoint_override)
-        fs.write_bytes_atomic(fs.join(run_uri, CALIBRATION_PARQUET), _parquet_bytes(judges_table(cal.judges)),
-                              endpoint_override)
+        for k in range(1, 10_000):
+            name = CALIBRATION_JSON if k == 1 else f"calibration-{k:04d}.json"
+            if fs.write_new(fs.join(run_uri, name), cal.model_dump_json(indent=2).encode(), endpoint_override):
+                parquet = CALIBRATION_PARQUET if k == 1 else f"calibration-{k:04d}.parquet"
+                fs.write_bytes_atomic(fs.join(run_uri, parquet), _parquet_bytes(judges_table(cal.judges)),
+                                      endpoint_override)
+                break
     return cal
 
 
+def labels_from_adjudications(
+    run_uri: str, endpoint_override: str | None = None, *, sample_only: bool = False
+) -> tuple[Labels, list[str]]:
+    """The run's decisions in force as expert labels, with notes saying how far they can be trusted.
+
+    A decided verdict or criterion is the expert's verdict on that criterion; an upheld flag (or one
+    given a materiality) is a hallucination the expert found, with the flag's span, deliverable and
+    category; an overturned flag is no label (the claim is not a hallucination). Only reviewed items
+    are labelled, so recall is not measured; and decisions from the material-first and split queues
+    over-represent disputed items: only those from the seeded random sample give unbiased figures.
+    """
+    loaded = adj.load(run_uri, endpoint_override)
+    latest = [d for d in loaded.latest().values() if not sample_only or d.queue == "sample"]
+    if not latest:
+        raise InputError(adj.folder(run_uri), "no adjudications to calibrate against"
+                         + (" from the random sample" if sample_only else "")
+                         + " (record some with `tribunal review` or `tribunal adjudicate`, or give --labels)")
+    flag_keys = {(d.system, d.task_id, d.flag_index) for d in latest if d.kind == "flag"}
+    flag_rows: dict[tuple[str, str, int | None], dict[str, object]] = {}
+    flags = open_table(run_uri, "flags", endpoint_override)
+    if flag_keys and flags is not None:
+        for row in flags.to_table(columns=["system", "task_id", "flag_index", "deliverable", "span", "category",
+                                           "materiality"]).to_pylist():
+            key = (str(row["system"]), str(row["task_id"]), int(row["flag_index"]))
+            if key in flag_keys:
+                flag_rows[key] = row
+    verdicts: list[VerdictLabel] = []
+    halls: list[HallucinationLabel] = []
+    for d in latest:
+        if d.kind in ("verdict", "criterion") and d.criterion_id:
+            verdicts.append(VerdictLabel(system=d.system, task_id=d.task_id, criterion_id=d.criterion_id,
+                                         verdict=d.decision))  # type: ignore[arg-type]
+        elif d.kind == "flag" and d.decision != "overturned":
+            row = flag_rows.get((d.system, d.task_id, d.flag_index))
+            if row is not None:
+                halls.append(HallucinationLabel(
+                    system=d.system, task_id=d.task_id, deliverable=str(row["deliverable"]), span=str(row["span"]),
+                    category=row["category"],  # type: ignore[arg-type]
+                    materiality=d.materiality or row["materiality"] or "material",  # type: ignore[arg-type]
+                ))
+    sampled = sum(1 for d in latest if d.queue == "sample")
+    notes = [
+        f"labels: {len(latest)} decision(s) in force from the run's adjudications, {sampled} of them from the "
+        "seeded random sample" + (" (only those used: unbiased)" if sample_only else
+                                  "; the rest come from the material-first and split queues, which over-represent "
+                                  "disputed items, so these figures are not unbiased estimates (--sample-only: "
+                                  "the random sample alone)"),
+        "only reviewed items are labelled: the auditor's precision on reviewed flags and the judges' accuracy on "
+        "reviewed verdicts are measured; recall is not (unreviewed hallucinations are unknown)",
+    ]
+    source = adj.folder(run_uri) + (" (random sample)" if sample_only else "")
+    return Labels(source=source, verdicts=verdicts, hallucinations=halls), notes
+
+
 def load_calibration(run_uri: str, endpoint_override: str | None = None) -> Calibration | None:
-    """calibration.json of a run, or None when the run was never calibrated."""
-    uri = fs.join(run_uri, CALIBRATION_JSON)
-    try:
-        return Calibration.model_validate_json(fs.read_bytes(uri, endpoint_override))
-    except FileNotFoundError:
+    """The run's latest calibration (the highest-numbered calibration file), or None when never calibrated."""
+    names = [
+        fs.basename(u)
+        for u in fs.list_files(run_uri, suffix=".json", recursive=False, endpoint_override=endpoint_override)
+        if fs.basename(u) == CALIBRATION_JSON or fs.basename(u).startswith("calibration-")
+    ]
+    if not names:
         return None
+    latest = max(names, key=lambda n: 1 if n == CALIBRATION_JSON else int(n.split("-")[1].split(".")[0]))
+    return Calibration.model_validate_json(fs.read_bytes(fs.join(run_uri, latest), endpoint_override))
 
 
 def render_calibration(cal: Calibration, console: Console | None = None) -> None:

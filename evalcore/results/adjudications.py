@@ -68,6 +68,11 @@ class Adjudication(BaseModel):
         default_factory=lambda: dt.datetime.now(dt.UTC), description="When (UTC)."
     )
     reason: str = Field(min_length=1, description="Why, in the reviewer's words (required).")
+    queue: Literal["material", "split", "sample"] | None = Field(
+        default=None,
+        description="The review queue the item came from (material flags, split criteria, the seeded random "
+        "sample); None when recorded outside the review page. Only `sample` decisions are unbiased labels.",
+    )
 
     @model_validator(mode="after")
     def _fits_its_item(self) -> Adjudication:

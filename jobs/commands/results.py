@@ -72,11 +72,15 @@ def report_cmd(
 def calibrate_cmd(
     run: Annotated[str, typer.Argument(help="Run folder written by `sweep` (local or s3://).")],
     labels: Annotated[
-        str,
-        typer.Option("--labels", "-l", help="Expert labels: .jsonl, .parquet, or a ground-truth .json (local or s3://)."),
-    ],
+        str | None,
+        typer.Option("--labels", "-l", help="Expert labels: .jsonl, .parquet, or a ground-truth .json (local or s3://). "
+                     "Default: the run's adjudications (`tribunal review`, `tribunal adjudicate`)."),
+    ] = None,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print calibration.json instead of the tables.")] = False,
+    sample_only: Annotated[
+        bool, typer.Option("--sample-only", help="With adjudications as labels: only the seeded random sample (unbiased).")
+    ] = False,
 ) -> None:
     """Calibrate a run's judges and auditor against expert labels.
 
@@ -84,8 +88,14 @@ def calibrate_cmd(
     per practice area); whether the panel's task score beats each judge's all-pass against the
     experts' all-pass; the auditor's precision and recall by category, its material/minor
     confusion, and what Stage 2 rejected that was real or confirmed that was not. 95% bootstrap
-    intervals over submissions. Writes calibration.json and calibration.parquet into the run;
-    `tribunal report RUN` then shows a calibration section.
+    intervals over submissions. Writes calibration.json and calibration.parquet into the run (a later
+    calibration gets calibration-0002.json and so on: none is overwritten); `tribunal report RUN`
+    then shows the latest. Labels that match no graded submission are refused (exit 1).
+
+    Without `--labels`, the run's adjudications are the labels (from `tribunal review` or
+    `tribunal adjudicate`): the auditor's precision on reviewed flags and the judges' accuracy on
+    reviewed verdicts. Only decisions from the review page's seeded random sample are unbiased
+    (`--sample-only`); the material-first queue over-represents disputed items, and the output says so.
 
     Labels: one JSON object per line, `{"type": "verdict", system, task_id, criterion_id,
     verdict}` or `{"type": "hallucination", system, task_id, deliverable, span, category,
@@ -96,7 +106,7 @@ def calibrate_cmd(
     from jobs.calibrate import calibrate_run, render_calibration
 
     try:
-        cal = calibrate_run(run, labels, endpoint_override=endpoint_url)
+        cal = calibrate_run(run, labels, endpoint_override=endpoint_url, sample_only=sample_only)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
