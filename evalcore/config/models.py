@@ -143,6 +143,13 @@ class VendorConfig(_Strict):
     price: Price = Field(default_factory=Price)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     prompt_caching: bool = True
+    prompt_cache_retention: Literal["shortest", "in_memory", "24h"] = Field(
+        default="shortest",
+        description="OpenAI only: the longest the vendor may keep this entry's cached prompt prefixes (our "
+        "confidential sources and deliverables), sent as prompt_cache_retention on every request, batched "
+        "ones too. shortest: the shortest the model accepts (in_memory, minutes; 24h for gpt-5.5 and later, "
+        "which accept only that); in_memory or 24h: sent as given.",
+    )
     batch_limits: BatchLimits = Field(default_factory=BatchLimits)
     warm_prompt_cache: bool = Field(
         default=True,

@@ -4,24 +4,53 @@ Why `responses.with_raw_response.create` and our own validation rather than `res
 we need the rate-limit headers of every answer (the budget reads them), and a schema-violating
 answer is still billed, so its usage must be read before validation fails. The text format is
 built by the same SDK helper `responses.parse` uses, so the wire request is identical.
+
+Nothing is kept at OpenAI that need not be: the tasks and deliverables graded are usually
+confidential, and the Responses API stores every response (input and output, 30 days, shown in the
+dashboard) unless told not to. Every request (and so every line of a batch, which uses `params`)
+sends `store: false`, and `prompt_cache_retention` asks for the shortest cache lifetime the model
+accepts (`VendorConfig.prompt_cache_retention`, `cache_retention`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import openai
 from openai._legacy_response import LegacyAPIResponse
 from openai.lib._parsing._responses import type_to_text_format_param
 from openai.types.responses import Response
 
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
 from evalcore.vendors.adapters._stainless import StainlessErrors
 from evalcore.vendors.adapters.common import Answer, Classified, M, NonModelBody, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
+
+_GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?")
+ONLY_24H_FROM = (5, 5)
+"""gpt-5.5 and later keep cached prefixes 24 h and accept no shorter retention (openai 3.57's docstring)."""
+
+
+def cache_retention(cfg: VendorConfig) -> Literal["in_memory", "24h"]:
+    """The `prompt_cache_retention` to send: as configured, or for `shortest` the shortest the model accepts.
+
+    Why not leave it out: without it an organisation without zero data retention gets 24 h on every
+    model that offers it. A model name this rule does not know gets `in_memory`; if the model
+    refuses it, preflight says so before a run and the entry can set `24h`. The SDK calls this field
+    deprecated in favour of `prompt_cache_options.ttl`, but that is a lifetime the cache must at least
+    keep, not a limit: only this field bounds how long prefixes are kept.
+    """
+    if cfg.prompt_cache_retention != "shortest":
+        return cfg.prompt_cache_retention
+    m = _GPT_VERSION.match(cfg.model)
+    if m is not None and (int(m[1]), int(m[2] or 0)) >= ONLY_24H_FROM:
+        return "24h"
+    return "in_memory"
 
 
 @cache
@@ -85,6 +114,8 @@ class OpenAIVendor(SDKAdapter[openai.AsyncOpenAI, LegacyAPIResponse[Any]]):
             "input": request.user_text,
             "text": {"format": _text_format(schema)},
             "max_output_tokens": request.max_output_tokens or self.cfg.max_output_tokens,
+            "store": False,  # the response is not kept at OpenAI (see the module doc)
+            "prompt_cache_retention": cache_retention(self.cfg),
         }
         if self.cfg.reasoning_effort:
             kwargs["reasoning"] = {"effort": self.cfg.reasoning_effort}

@@ -6,10 +6,17 @@ before validation fails. gRPC retries are switched off on the channel (they woul
 ours), and the per-call limit is `asyncio.wait_for` in the shared base (the SDK's interceptor
 overwrites per-call deadlines). The SDK has no exception classes: we classify raw gRPC status
 codes. xAI reports each call's cost; it is used instead of the price table when present.
+
+Nothing is kept at xAI that need not be: every chat (online, and each request of a batch, which
+uses `params`) pins `store_messages=False` — the SDK's default today, pinned so that no SDK
+upgrade can turn storage on. And every process that builds a client sets
+`XAI_SDK_DISABLE_SENSITIVE_TELEMETRY_ATTRIBUTES=1`: once anything in the process configures an
+OpenTelemetry tracer, the SDK would otherwise copy the full prompt text into span attributes.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import grpc
@@ -20,6 +27,9 @@ from evalcore.errors import ErrorKind
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
 from evalcore.vendors.adapters.common import Answer, Classified, M, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
+
+NO_PROMPTS_IN_TELEMETRY = "XAI_SDK_DISABLE_SENSITIVE_TELEMETRY_ATTRIBUTES"
+"""xai-sdk 1.21 leaves prompts out of its telemetry when this is "1" or "true" (telemetry/config.py)."""
 
 _RATE = grpc.StatusCode.RESOURCE_EXHAUSTED
 _TRANSIENT = {
@@ -70,6 +80,8 @@ class XAIVendor(SDKAdapter[xai_sdk.AsyncClient, Response]):
     adapter = "xai"
 
     def _make_client(self, api_key: str) -> xai_sdk.AsyncClient:
+        # read by the SDK whenever it records a span; set here so every process with a client has it
+        os.environ[NO_PROMPTS_IN_TELEMETRY] = "1"
         host, insecure = split_endpoint(self.cfg.endpoint)
         kwargs: dict[str, Any] = {
             "api_key": api_key,
@@ -91,6 +103,7 @@ class XAIVendor(SDKAdapter[xai_sdk.AsyncClient, Response]):
             "messages": [system(request.system_prompt), user(request.user_text)],
             "response_format": schema,
             "max_tokens": request.max_output_tokens or self.cfg.max_output_tokens,
+            "store_messages": False,  # pinned (see the module doc)
         }
         if self.cfg.reasoning_effort:
             kwargs["reasoning_effort"] = self.cfg.reasoning_effort

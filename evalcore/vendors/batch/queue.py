@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import random
 import secrets
@@ -74,6 +75,18 @@ class _Queued:
     schema: type[BaseModel]
     size: int
     batch: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+def vendor_label(run_label: str, vendor: str) -> str:
+    """The name a new batch has at the vendor: a hash, unique per batch, that says nothing of the run.
+
+    Why opaque: the label is shown in the vendor's dashboard and kept with the batch (OpenAI
+    metadata, xAI batch name, the OpenAI input file's name), and a run id can name the benchmark or
+    the client. The journal records the label with the batch, which is all a later run needs to find
+    it (`BatchAPI.find`).
+    """
+    nonce = secrets.token_hex(16)
+    return hashlib.sha256(f"{run_label}\0{vendor}\0{nonce}".encode()).hexdigest()[:32]
 
 
 def custom_id(request: JudgeRequest) -> str:
@@ -289,7 +302,7 @@ class BatchingVendor:
         record = BatchRecord(
             vendor=self.name,
             model=self.model,
-            label=f"{self.label}-{self.name}-{secrets.token_hex(6)}",
+            label=vendor_label(self.label, self.name),
             requests=[q.request.request_hash for q in items.values()],
             purposes=dict(Counter(q.request.purpose for q in items.values())),
         )

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+from evalcore.config.load import load_config
 from evalcore.emulators import OpenAIEmulator
 from evalcore.schema import RubricAnswer
+from evalcore.vendors.adapters.openai import cache_retention
 from evalcore.vendors.registry import create_vendor
 from tests.evalcore.vendors._vendor_contract import VendorContract, judge_request
 
@@ -43,3 +47,38 @@ class TestOpenAI(VendorContract):
         await vendor.aclose()
         keys = [r.body.get("prompt_cache_key") for r in emu.requests]
         assert len(set(keys)) == 2 and all(keys)
+
+    async def test_every_request_asks_openai_not_to_store_the_response(self, emu: Any) -> None:
+        vendor = create_vendor(self.config(emu, reasoning_effort="low"))
+        await vendor.complete_many([judge_request(i) for i in range(3)], RubricAnswer)
+        await vendor.aclose()
+        assert len(emu.requests) == 3
+        assert [r.body.get("store") for r in emu.requests] == [False, False, False]
+
+    @pytest.mark.parametrize(
+        ("model", "setting", "sent"),
+        [
+            ("gpt-4.1", "shortest", "in_memory"),
+            ("gpt-5.4-mini", "shortest", "in_memory"),
+            ("gpt-5.5", "shortest", "24h"),  # gpt-5.5 and later accept only 24h
+            ("gpt-5.5-pro", "shortest", "24h"),
+            ("gpt-6-sol", "shortest", "24h"),
+            ("openai-test-model", "shortest", "in_memory"),  # a name the rule does not know: the shortest
+            ("gpt-4.1", "24h", "24h"),  # a configured value is sent as given
+            ("gpt-6-sol", "in_memory", "in_memory"),
+        ],
+    )
+    async def test_the_prompt_cache_retention_sent_is_the_shortest_the_model_accepts_unless_configured(
+        self, emu: Any, model: str, setting: str, sent: str
+    ) -> None:
+        vendor = create_vendor(self.config(emu, model=model, prompt_cache_retention=setting))
+        await vendor.complete(judge_request(), RubricAnswer)
+        await vendor.aclose()
+        assert [r.body.get("prompt_cache_retention") for r in emu.requests] == [sent]
+
+
+def test_the_default_panels_openai_entries_ask_for_the_shortest_retention_their_model_accepts() -> None:
+    cfg = load_config()
+    entries = [v for v in cfg.vendors() if v.adapter == "openai"]
+    assert entries and all(v.prompt_cache_retention == "shortest" for v in entries)
+    assert {v.model: cache_retention(v) for v in entries} == {"gpt-6-sol": "24h"}

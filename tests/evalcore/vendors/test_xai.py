@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from xai_sdk.telemetry import should_disable_sensitive_attributes
 
 from evalcore.emulators import XAIEmulator
 from evalcore.schema import RubricAnswer
-from evalcore.vendors.adapters.xai import split_endpoint
+from evalcore.vendors.adapters.xai import NO_PROMPTS_IN_TELEMETRY, XAIVendor, split_endpoint
 from evalcore.vendors.registry import create_vendor
 from tests.evalcore.vendors._vendor_contract import VendorContract, judge_request
 
@@ -37,6 +38,27 @@ class TestXAI(VendorContract):
         await vendor.aclose()
         assert reply.usage.reasoning_tokens > 0
         assert emu.requests[0].body.get("max_tokens") == 400
+
+    async def test_every_chat_pins_store_messages_off(self, emu: Any) -> None:
+        # On the wire a proto3 false is the absent field: what can be seen there is that no request
+        # asks to be stored; that the adapter pins it (not the SDK's default) is seen in its chat.
+        vendor = create_vendor(self.config(emu))
+        assert isinstance(vendor, XAIVendor)
+        await vendor.complete_many([judge_request(i) for i in range(3)], RubricAnswer)
+        assert vendor.params(judge_request(), RubricAnswer)["store_messages"] is False
+        await vendor.aclose()
+        assert len(emu.requests) == 3
+        assert [r.body.get("store_messages", False) for r in emu.requests] == [False, False, False]
+
+    async def test_building_a_client_keeps_prompts_out_of_the_sdks_telemetry(
+        self, emu: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv(NO_PROMPTS_IN_TELEMETRY, "0")  # even an explicit 0 in the environment
+        assert not should_disable_sensitive_attributes()
+        vendor = create_vendor(self.config(emu))
+        await vendor.complete(judge_request(), RubricAnswer)
+        await vendor.aclose()
+        assert should_disable_sensitive_attributes()  # the SDK's own reading of the variable
 
 
 @pytest.mark.parametrize(

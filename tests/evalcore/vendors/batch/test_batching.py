@@ -7,16 +7,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import re
 from typing import Literal
 
+import openai
 import pytest
+import xai_sdk
 from pydantic import BaseModel
+from xai_sdk.telemetry import should_disable_sensitive_attributes
 
 from evalcore.config.models import BatchConfig, Price, RetryPolicy, VendorConfig
 from evalcore.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
 from evalcore.errors import ErrorKind, VendorError
+from evalcore.vendors.adapters.xai import NO_PROMPTS_IN_TELEMETRY, split_endpoint
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, load_all
 from evalcore.vendors.batch.queue import BatchingVendor, BatchPending
+from evalcore.vendors.batch.xai import XAIBatch
 from evalcore.vendors.cost_cap import CostLedger, LocalLedger, worst_case_usd
 from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_batch_api, create_vendor
@@ -57,11 +63,12 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def batching(cfg: VendorConfig, run: str, *, detach: bool = False, online: bool = False,
-             sleep: object = None) -> BatchingVendor:
+             sleep: object = None, label: str = "tribunal") -> BatchingVendor:
     settings = BatchConfig(enabled=True, flush_interval_s=0.0, poll_interval_s=1.0, retry_online=online)
     return BatchingVendor(
         create_batch_api(cfg), BatchJournal.load(run, cfg.name), settings,
         online=create_vendor(cfg), detach=detach, sleep=sleep or (lambda s: asyncio.sleep(0)),  # type: ignore[arg-type]
+        label=label,
     )
 
 
@@ -260,3 +267,87 @@ async def test_with_a_cost_cap_a_batch_reserves_its_worst_case_at_batch_prices_a
         assert all(not isinstance(r, VendorError) for r in replies)
         assert store.creates == 2 and rerun.stats["resumed_requests"] == 3
         assert sorted(load_all(str(tmp_path))[adapter][1].requests) == sorted(r.request_hash for r in second)
+
+
+RUN_ID = "run-acme-merger-0123456789ab"
+
+
+async def test_every_openai_batch_line_asks_not_to_be_stored_with_the_shortest_cache_retention(tmp_path) -> None:
+    async with EmulatorSet(responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("openai", emus.endpoints()["openai"])
+        vendor = batching(cfg, str(tmp_path), label=RUN_ID)
+        try:
+            replies = await vendor.complete_many([request(i) for i in range(4)], Verdict)
+        finally:
+            await vendor.aclose()
+        assert all(not isinstance(r, VendorError) for r in replies)
+        [batch] = emus.openai.batches.batches.values()
+        bodies = [item.body for item in batch.items.values()]  # each line's body as the emulator parsed it
+        assert len(bodies) == 4
+        assert [b.get("store") for b in bodies] == [False] * 4
+        assert [b.get("prompt_cache_retention") for b in bodies] == ["in_memory"] * 4
+        assert {r.path for r in emus.openai.requests} == {"batch:/v1/responses"}  # nothing went online
+
+
+async def test_every_xai_batch_chat_pins_store_messages_off_and_its_client_keeps_prompts_out_of_telemetry(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(NO_PROMPTS_IN_TELEMETRY, "0")
+    async with EmulatorSet(responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("xai", emus.endpoints()["xai"])
+        settings = BatchConfig(enabled=True, flush_interval_s=0.0, poll_interval_s=1.0)
+        api = create_batch_api(cfg)
+        assert isinstance(api, XAIBatch)
+        vendor = BatchingVendor(api, BatchJournal.load(str(tmp_path), "xai"), settings,  # no online client
+                                sleep=lambda s: asyncio.sleep(0))
+        try:
+            replies = await vendor.complete_many([request(i) for i in range(3)], Verdict)
+            assert api.params(request(0), Verdict)["store_messages"] is False  # pinned, not the SDK's default
+        finally:
+            await vendor.aclose()
+        assert all(not isinstance(r, VendorError) for r in replies)
+        [batch] = emus.xai.batches.batches.values()
+        # a proto3 false is the absent field on the wire: no request asks to be stored
+        assert [item.body.get("store_messages", False) for item in batch.items.values()] == [False] * 3
+        assert should_disable_sensitive_attributes()
+
+
+async def names_kept_at_the_vendor(adapter: str, cfg: VendorConfig, batch_id: str) -> list[str]:
+    """What the vendor shows of a batch, read back through its SDK: the label, and OpenAI's input file name."""
+    key = "batch-key-0123456789"
+    if adapter == "openai":
+        client = openai.AsyncOpenAI(api_key=key, base_url=cfg.endpoint, max_retries=0)
+        try:
+            batch = await client.batches.retrieve(batch_id)
+            upload = await client.files.retrieve(batch.input_file_id)
+        finally:
+            await client.close()
+        return [(batch.metadata or {})["tribunal"], upload.filename]
+    host, _ = split_endpoint(cfg.endpoint)
+    assert host is not None
+    xai = xai_sdk.AsyncClient(api_key=key, api_host=host, use_insecure_channel=True)
+    try:
+        return [(await xai.batch.get(batch_id)).name]
+    finally:
+        await xai.close()
+
+
+@pytest.mark.parametrize("adapter", ["openai", "xai"])
+async def test_a_batch_is_named_at_the_vendor_by_an_opaque_hash_the_journal_keeps_not_the_run_id(
+    adapter: str, tmp_path
+) -> None:
+    async with EmulatorSet(responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config(adapter, emus.endpoints()[adapter])
+        vendor = batching(cfg, str(tmp_path), label=RUN_ID)
+        try:
+            await vendor.complete_many([request(i) for i in range(2)], Verdict)
+            await vendor.complete_many([request(i) for i in range(2, 4)], Verdict)
+        finally:
+            await vendor.aclose()
+        records = load_all(str(tmp_path))[adapter]
+        assert len(records) == 2 and len({r.label for r in records}) == 2
+        for record in records:
+            names = await names_kept_at_the_vendor(adapter, cfg, record.batch_id)
+            assert names[0] == record.label  # a later run finds the batch by it (BatchAPI.find)
+            assert re.fullmatch(r"[0-9a-f]{32}", record.label)
+            assert not any(part in name for name in names for part in ("acme", "0123456789ab", "run-", adapter))
