@@ -6,28 +6,79 @@ folders are not written to), so comparing never changes a run.
 
 from __future__ import annotations
 
+import duckdb
+import pyarrow as pa
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalcore.errors import StorageError
+from evalcore.errors import InputError, StorageError
+from evalcore.results import adjudications as adj
 from evalcore.results.compare import Comparison, compare_tables
+from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.storage import fs
 from jobs.reduce import open_table, read_run_record, reduce_run
 
 
-def compare_runs(run_a: str, run_b: str, *, out: str | None = None, endpoint_override: str | None = None) -> Comparison:
-    """Compare run B with run A; write the comparison as JSON to `out` when given."""
+def compare_runs(run_a: str, run_b: str | None, *, out: str | None = None, endpoint_override: str | None = None,
+                 adjudicated: bool = False) -> Comparison:
+    """Compare run B with run A; write the comparison as JSON to `out` when given.
+
+    `adjudicated` (run B None): compare run A's raw view with its adjudicated view — the same
+    judges' tables, scored without and with the experts' decisions in force. Runs with no
+    submission complete in both are refused: there is nothing to compare.
+    """
+    if adjudicated:
+        if run_b is not None:
+            raise InputError(run_b, "--adjudicated compares one run's raw and adjudicated views: give one run")
+        return _raw_vs_adjudicated(run_a, out, endpoint_override)
+    if run_b is None:
+        raise InputError(run_a, "give a second run to compare with, or --adjudicated for this run's decisions")
     records, tables, boards = [], [], []
     for uri in (run_a, run_b):
         records.append(read_run_record(uri, endpoint_override))
-        t = {name: open_table(uri, name, endpoint_override) for name in ("submissions", "verdicts", "flags")}
-        if t["submissions"] is None:
-            raise StorageError(f"{fs.join(uri, 'submissions')}: no graded submissions in this run yet")
-        tables.append(t)
+        tables.append(_tables(uri, endpoint_override))
         boards.append(reduce_run(uri, write=False, endpoint_override=endpoint_override))
     cmp = compare_tables(records[0], records[1], tables[0], tables[1], boards[0], boards[1])
+    return _checked(cmp, run_b, out, endpoint_override)
+
+
+def _tables(uri: str, endpoint_override: str | None) -> dict[str, TableSource | None]:
+    t = {name: open_table(uri, name, endpoint_override) for name in ("submissions", "verdicts", "flags")}
+    if t["submissions"] is None:
+        raise StorageError(f"{fs.join(uri, 'submissions')}: no graded submissions in this run yet")
+    return t
+
+
+def _raw_vs_adjudicated(run: str, out: str | None, endpoint_override: str | None) -> Comparison:
+    """Run A = the raw view, run B = the same tables with the decisions in force applied to the scores."""
+    record = read_run_record(run, endpoint_override)
+    raw = _tables(run, endpoint_override)
+    decisions = adj.load(run, endpoint_override)
+    if not decisions.decisions:
+        raise InputError(adj.folder(run), "no adjudications recorded in this run: raw and adjudicated views are the same")
+    con = duckdb.connect()
+    try:
+        for name in ("verdicts", "flags"):
+            con.register(f"{name}_in", raw[name] if raw[name] is not None else pa.table(
+                {c: pa.array([], pa.string()) for c in ("grading_id", "judge", "criterion_id", "verdict",
+                                                        "flag_index", "status", "materiality")}))
+        assert raw["submissions"] is not None
+        adjudicated, _ = adj.apply(con, current_gradings(raw["submissions"]), decisions.latest())
+    finally:
+        con.close()
+    board_raw = reduce_run(run, write=False, endpoint_override=endpoint_override, adjudications=False)
+    board_adj = reduce_run(run, write=False, endpoint_override=endpoint_override, adjudications=True)
+    cmp = compare_tables(record, record, raw, {**raw, "submissions": adjudicated}, board_raw, board_adj)
+    cmp = cmp.model_copy(update={"run_a": f"{record.run_id} (raw)", "run_b": f"{record.run_id} (adjudicated)"})
+    return _checked(cmp, run, out, endpoint_override)
+
+
+def _checked(cmp: Comparison, run_b: str, out: str | None, endpoint_override: str | None) -> Comparison:
+    if cmp.shared == 0:
+        raise InputError(run_b, f"no submission is complete in both runs ({cmp.only_a} in A only, {cmp.only_b} in "
+                         "B only): there is nothing to compare")
     if out:
         fs.write_bytes_atomic(out, cmp.model_dump_json(indent=2).encode(), endpoint_override)
     return cmp

@@ -118,10 +118,15 @@ def calibrate_cmd(
 
 def compare_cmd(
     run_a: Annotated[str, typer.Argument(help="The reference run folder (local or s3://).")],
-    run_b: Annotated[str, typer.Argument(help="The run to compare with it (e.g. one judge or the auditor swapped).")],
+    run_b: Annotated[
+        str | None, typer.Argument(help="The run to compare with it (e.g. one judge or the auditor swapped).")
+    ] = None,
     out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the comparison as JSON here.")] = None,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of tables.")] = False,
+    adjudicated: Annotated[
+        bool, typer.Option("--adjudicated", help="Compare RUN_A's raw view with its adjudicated view (no RUN_B).")
+    ] = False,
 ) -> None:
     """Compare two runs over the same submissions: what swapping a judge or the auditor changed.
 
@@ -130,12 +135,15 @@ def compare_cmd(
     95% interval; Kendall τ of the two leaderboards and the systems whose rank changed. Make run B
     with `tribunal sweep … --config swapped.yaml --reuse RUN_A`: only the swapped vendor's calls are paid.
 
+    `--adjudicated` compares one run's raw leaderboard with its adjudicated one (what the experts'
+    decisions changed). Runs with no submission complete in both are refused (exit 1).
+
     Example: `tribunal compare runs/<run_a> runs/<run_b> --out compare.json`
     """
     from jobs.compare import compare_runs, render_comparison
 
     try:
-        cmp = compare_runs(run_a, run_b, out=out, endpoint_override=endpoint_url)
+        cmp = compare_runs(run_a, run_b, out=out, endpoint_override=endpoint_url, adjudicated=adjudicated)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc

@@ -93,3 +93,30 @@ def test_the_leaderboard_has_rank_intervals_and_tiers(raw_run: Path, tmp_path: P
         assert r.rank_low <= (r.rank or 0) <= r.rank_high
     assert lb.pairwise is not None and lb.pairwise.systems == [r.system for r in lb.systems]
     assert lb.adjudication is None  # no decisions: the raw view
+
+
+def test_compare_shows_a_runs_raw_and_adjudicated_views(raw_run: Path, tmp_path: Path) -> None:
+    from jobs.compare import compare_runs
+
+    run = tmp_path / raw_run.name
+    shutil.copytree(raw_run, run)
+    system, task, index, task_score = _gated_flag(run)
+    adj.record(str(run), adj.Adjudication(run_id="x", kind="flag", system=system, task_id=task, flag_index=index,
+                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    cmp = compare_runs(str(run), None, adjudicated=True)
+    changed = {s.system: s for s in cmp.systems}
+    scored = next(r.scored for r in reduce_run(str(run), write=False, adjudications=False).systems if r.system == system)
+    assert changed[system].delta.value == pytest.approx(task_score / scored)  # one submission: 0 -> its task score
+    assert all(s.delta.value == 0 for name, s in changed.items() if name != system)
+    assert cmp.run_a.endswith("(raw)") and cmp.run_b.endswith("(adjudicated)")
+
+
+def test_compare_of_runs_with_no_common_submission_says_so_and_exits_1(raw_run: Path, tmp_path: Path) -> None:
+    other = tmp_path / "run-other"
+    truth = synthetic_ground_truth(seed=6, n_tasks=3, n_criteria=2)
+    truth = {**truth, "verdicts": {f"{s}-v2": v for s, v in truth["verdicts"].items()},
+             "hallucinations": [{**h, "system": f"{h['system']}-v2"} for h in truth["hallucinations"]]}
+    build_run(str(other), truth, RunSpec(run_id="run-other"))
+    result = CliRunner().invoke(app, ["compare", str(raw_run), str(other)], env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    assert "no submission is complete in both runs" in result.output
