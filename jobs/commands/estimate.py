@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from evalcore.errors import TribunalError
 from jobs.commands.common import S3_HELP, ConfigOpt, print_error, use_endpoint
@@ -66,17 +68,33 @@ def estimate(
         model = OutputModel.from_run(calibrate) if calibrate else OutputModel()
         if audited_share is not None:
             model.audited_share = audited_share
-        bench = load_benchmark(benchmark)
+        # the sweep's own loading path and input limits: the estimate prices what a sweep would grade
+        bench = load_benchmark(benchmark, limits=cfg.input_limits)
         tasks = bench.task_map()
         if not tasks:
             raise TribunalError(f"{benchmark}: no loadable tasks ({len(bench.problems)} problem(s)); "
                                 "`tribunal validate` lists them")
-        subs = (s for s in iter_submissions(submissions, tasks, excluded=bench.excluded_task_ids())
-                if isinstance(s, Submission))
-        est = build_estimate(tasks, subs, cfg, model, fast=fast)
+        left_out = [str(p) for p in bench.problems]
+
+        def accepted() -> Iterator[Submission]:
+            for item in iter_submissions(submissions, tasks, excluded=bench.excluded_task_ids(),
+                                         limits=cfg.input_limits):
+                if isinstance(item, Submission):
+                    yield item
+                else:
+                    left_out.append(str(item))
+
+        est = build_estimate(tasks, accepted(), cfg, model, fast=fast)
     except TribunalError as exc:
         print_error(exc, console)
         raise typer.Exit(1) from exc
+    if left_out:  # never priced silently short: say what the estimate (and a sweep) leaves out
+        console.print(Text(f"left out of the estimate (a sweep would leave them out too): {len(left_out)} input(s)",
+                           style="yellow"))
+        for line in left_out[:20]:
+            console.print(Text(f"  {line}"), soft_wrap=True)  # a path is never broken across lines
+        if len(left_out) > 20:
+            console.print(Text(f"  ... and {len(left_out) - 20} more (`tribunal validate` lists them all)"))
     if json_out:
         print(json.dumps(estimate_json(est), indent=1))
     else:

@@ -69,3 +69,25 @@ def test_synth_profile_lab_writes_a_benchmark_with_ground_truth(tmp_path) -> Non
     assert "criteria per task" in result.output
     bad = CliRunner().invoke(app, ["synth", str(tmp_path), "--profile", "huge"])
     assert bad.exit_code == 2
+
+
+def test_estimate_applies_the_configured_input_limits_and_lists_what_it_left_out(tmp_path) -> None:
+    """The estimate loads through the sweep's path and limits: it never prices what a sweep rejects."""
+    import shutil
+
+    subs_dir = tmp_path / "submissions"
+    shutil.copytree(SAMPLE / "submissions", subs_dir)
+    big = next(p for p in sorted(subs_dir.rglob("*.md")))
+    big.write_text(big.read_text() + "\n" + "padding " * 20_000)  # ~160 kB: over the cap below
+    config = tmp_path / "limits.yaml"
+    config.write_text("input_limits:\n  max_file_bytes: 100000\n")  # above every source and other deliverable
+    result = CliRunner().invoke(app, ["estimate", str(SAMPLE), "-s", str(subs_dir), "--fast",
+                                      "--json", "-c", str(config)], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    limited = load_submissions(str(subs_dir), load_benchmark(str(SAMPLE)).task_map(),
+                               limits=load_config(config).input_limits)
+    assert len(limited.rejected) == 1, "the cap rejects exactly the padded deliverable"
+    body = result.stdout[result.stdout.index("{"):]
+    assert json.loads(body)["submissions"] == len(limited.submissions) == 31
+    assert "left out of the estimate (a sweep would leave them out too): 1 input(s)" in result.output
+    assert str(limited.rejected[0]) in result.output
