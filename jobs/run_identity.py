@@ -60,12 +60,14 @@ def config_fingerprint(config: TribunalConfig) -> str:
     """
     cfg = config.public_dict()
     cfg.pop("input_limits", None)  # which inputs are accepted, not how they are graded: raising one resumes
+    cfg.pop("data_governance", None)  # what the vendors and the disk keep, not what is asked or answered
     for v in [*cfg["judges"], cfg["auditor"]]:
         v.pop("endpoint", None)
         v.pop("api_key_env", None)
         v.pop("warm_prompt_cache", None)  # scheduling only: the same requests, the same rows
         v.pop("actors", None)  # how many processes carry a vendor, not what it is asked
         v.pop("actor_calls_per_s", None)
+        v.pop("prompt_cache_retention", None)  # how long the vendor keeps its cache, not what it answers
     for timing in ("flush_interval_s", "poll_interval_s"):  # how often, not what, is asked
         cfg.get("batch", {}).pop(timing, None)
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()

@@ -41,6 +41,14 @@ def test_endpoint_and_key_variable_do_not_change_the_fingerprint() -> None:
     assert config_fingerprint(cfg) == config_fingerprint(moved)
 
 
+def test_what_a_vendor_keeps_does_not_change_the_fingerprint() -> None:
+    """Retention choices change what is stored, not what is asked or answered: a run still resumes."""
+    cfg = load_config(vendors="real")
+    kept = cfg.model_copy(update={"judges": [j.model_copy(update={"prompt_cache_retention": "24h"})
+                                             for j in cfg.judges]})
+    assert config_fingerprint(cfg) == config_fingerprint(kept)
+
+
 def test_a_real_run_refuses_to_reuse_an_emulated_run(tmp_path) -> None:
     run_record(_opts(vendors=VendorMode.EMULATED), "emu", [], "h").write(str(tmp_path / "emu"))
     with pytest.raises(TribunalError, match="cannot be reused in a run with real vendors"):
