@@ -3,6 +3,9 @@ vendor's wire protocol, started here, answering with the offline heuristics), `o
 in-process offline adapter, no network at all).
 
 Why a context manager: emulated mode owns servers that must outlive the run and stop after it.
+They are configured by the one builder `tribunal emulate` uses too
+(`evalcore.emulators.serve.emulator_config_from`, from the shared `EmulationOptions`), so an
+emulated sweep and a sweep against `tribunal emulate` meet the same emulators.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ import yaml
 from pydantic import ValidationError
 
 from evalcore.config.models import RateLimits, TribunalConfig, VendorMode
+from evalcore.emulation import EmulationOptions, points_at_emulators
 from evalcore.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from evalcore.emulators.responders import PersonaSet
+    from evalcore.emulators._config import EmulatorConfig
+    from evalcore.emulators.responders import PersonaSet, Responder
 
 
 def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> dict[str, RateLimits]:
@@ -31,13 +36,17 @@ def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> d
     return {v.adapter: limits for v in config.vendors() if v.adapter != "offline"}
 
 
-def load_personas(spec: str, config: TribunalConfig, benchmark: str, submissions: str) -> PersonaSet:
+def load_personas(
+    spec: str, config: TribunalConfig, benchmark: str | None = None, submissions: str | None = None
+) -> PersonaSet:
     """The emulated panel's personas: `demo` (the built-in three) or a YAML/JSON file.
 
     The file holds `{seed: int, personas: {<model or vendor>: {leniency, noise, self_bias, family,
-    recall, false_flag_rate, upholds_false_flags, rejects_real_flags}}}`. The submissions are read
-    once to fingerprint each one's deliverables with its system's family (`family_map`), which is
-    how a persona with a self-family bias recognises its own family's work.
+    recall, false_flag_rate, upholds_false_flags, rejects_real_flags}}}`. The submissions, when
+    given (with their benchmark), are read once to fingerprint each one's deliverables with its
+    system's family (`family_map`), which is how a persona with a self-family bias recognises its
+    own family's work; without them `self_bias` has nothing to recognise (`tribunal emulate`
+    started with no submissions named).
     """
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.emulators.responders import DEMO_PERSONAS, PersonaSet, deliverables_fingerprint
@@ -54,12 +63,13 @@ def load_personas(spec: str, config: TribunalConfig, benchmark: str, submissions
         if not isinstance(raw, dict):
             raise InputError(spec, "a personas file is a mapping {seed, personas: {model or vendor: {...}}}")
         data = {"seed": config.seed, **raw}
-    bench = load_benchmark(benchmark)
     families: dict[str, str] = {}
-    for item in iter_submissions(submissions, bench.task_map(), excluded=bench.excluded_task_ids()):
-        if isinstance(item, Submission) and (family := config.family_of(item.system)) is not None:
-            present = [(n, d.text) for n, d in item.deliverables.items() if not d.missing]
-            families[deliverables_fingerprint(present)] = family
+    if benchmark is not None and submissions is not None:
+        bench = load_benchmark(benchmark)
+        for item in iter_submissions(submissions, bench.task_map(), excluded=bench.excluded_task_ids()):
+            if isinstance(item, Submission) and (family := config.family_of(item.system)) is not None:
+                present = [(n, d.text) for n, d in item.deliverables.items() if not d.missing]
+                families[deliverables_fingerprint(present)] = family
     try:
         return PersonaSet.model_validate({**data, "families": families})
     except ValidationError as exc:
@@ -68,37 +78,55 @@ def load_personas(spec: str, config: TribunalConfig, benchmark: str, submissions
         raise InputError(spec, f"invalid persona at {where}: {first['msg']}") from None
 
 
+def recorded_mode(config: TribunalConfig, mode: VendorMode) -> VendorMode:
+    """The vendor mode a run records: `emulated` for `--vendors real` with a configuration aimed
+    at emulators (written by `tribunal emulate --write-config`: `points_at_emulators`), so the
+    report says where the answers came from and a run with real vendors never reuses them."""
+    if mode == VendorMode.REAL and points_at_emulators(config):
+        return VendorMode.EMULATED
+    return mode
+
+
+def emulator_configs(emulation: EmulationOptions | None = None) -> dict[str, EmulatorConfig]:
+    """What each emulator of emulated mode is configured with: `tribunal emulate`'s builder."""
+    from evalcore.emulators.serve import emulator_config_from  # the CLI's emulated mode: imported only here
+
+    return emulator_config_from(emulation)
+
+
+def emulated_responder(personas: PersonaSet | None = None) -> Responder:
+    """What the emulators answer with: the offline heuristics, bent by `personas` if given."""
+    from evalcore.emulators import OfflineResponder
+
+    return OfflineResponder(personas)
+
+
 @contextmanager
 def vendor_mode(
-    config: TribunalConfig, mode: VendorMode, personas: PersonaSet | None = None
+    config: TribunalConfig,
+    mode: VendorMode,
+    personas: PersonaSet | None = None,
+    emulation: EmulationOptions | None = None,
 ) -> Iterator[TribunalConfig]:
     """Yield the configuration to run with in `mode` (starting and stopping emulators if needed).
 
-    `personas` (emulated mode only) bend the emulators' offline answers (`load_personas`).
+    Emulated mode only: `personas` bend the emulators' offline answers (`load_personas`);
+    `emulation` sets their latency, limits, faults and batch timing (`EmulationOptions`), and the
+    vendors' budgets are set to the limits the emulators enforce.
     """
     if mode != VendorMode.EMULATED:
         if personas is not None:
             raise ConfigError("personas apply to emulated judges only: use --vendors emulated")
+        if emulation is not None and (given := emulation.given()):
+            raise ConfigError(f"{', '.join(given)}: these shape emulated vendors only: use --vendors emulated")
         yield config
         return
-    from evalcore.emulators import EmulatorConfig, OfflineResponder, ServerLimits
     from evalcore.emulators._set import start_in_thread
-    from evalcore.emulators.serve import point_at_emulators
-    from evalcore.vendors.budget import VENDOR_BURST_S
+    from evalcore.emulators.serve import budget_limits, point_at_emulators
 
-    configs = {  # a bounded request log: the emulators live in the driver's process
-        adapter: EmulatorConfig(
-            limits=ServerLimits(
-                requests_per_minute=lim.requests_per_minute,
-                tokens_per_minute=lim.tokens_per_minute,
-                burst_s=VENDOR_BURST_S.get(adapter, 60.0),  # each emulator enforces as its vendor does
-            ),
-            max_recorded=1000,
-        )
-        for adapter, lim in server_limits(config).items()
-    }
-    emus = start_in_thread(configs or None, responder=OfflineResponder(personas))
+    configs = emulator_configs(emulation)  # a bounded request log: the emulators live in the driver's process
+    emus = start_in_thread(configs, responder=emulated_responder(personas))
     try:
-        yield point_at_emulators(config, emus.endpoints)
+        yield point_at_emulators(config, emus.endpoints, budget_limits(configs))
     finally:
         emus.stop()

@@ -7,6 +7,7 @@ context manager are the same.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import ClassVar, Self
@@ -14,6 +15,7 @@ from typing import ClassVar, Self
 from evalcore.emulators._batches import BatchStore
 from evalcore.emulators._config import Behaviour, EmulatorConfig
 from evalcore.emulators._engine import EmulatorStats, Engine, RecordedRequest
+from evalcore.emulators._limits import Clock
 from evalcore.emulators._retention import Received, ReceivedLog
 from evalcore.emulators.responders import Responder
 
@@ -31,9 +33,12 @@ class EmulatorBase(ABC):
         responder: Responder | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        limits_clock: Clock = time.monotonic,
     ) -> None:
+        """`limits_clock` drives the rate-limit buckets (a test freezes it to send a burst "within
+        one second" without depending on how fast the machine sends it)."""
         self.config = config or EmulatorConfig()
-        self.engine = Engine(self.vendor, self.config, responder, self.id_prefix)
+        self.engine = Engine(self.vendor, self.config, responder, self.id_prefix, limits_clock)
         self.batches = BatchStore(self.engine, self.config.batch)
         self.log = ReceivedLog(self.vendor, self.config.max_recorded)
         self.bind_host = host

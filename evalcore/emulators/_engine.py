@@ -36,7 +36,7 @@ from evalcore.emulators._config import (
     Truncated,
     UniformLatency,
 )
-from evalcore.emulators._limits import RateLimiter, RateSnapshot
+from evalcore.emulators._limits import Clock, RateLimiter, RateSnapshot
 from evalcore.emulators.responders import Answer, EmulatedRequest, OfflineResponder, Responder
 from evalcore.vendors.prompt_cache import CachePlan, PrefixCache
 
@@ -158,7 +158,12 @@ class Engine:
     """Decides the outcome of each request for one emulator (one per vendor server)."""
 
     def __init__(
-        self, vendor: str, config: EmulatorConfig, responder: Responder | None, id_prefix: str
+        self,
+        vendor: str,
+        config: EmulatorConfig,
+        responder: Responder | None,
+        id_prefix: str,
+        limits_clock: Clock = time.monotonic,
     ) -> None:
         self.vendor = vendor
         self.config = config
@@ -167,7 +172,7 @@ class Engine:
         self.script: deque[Behaviour] = deque(config.script)
         self.requests: list[RecordedRequest] = []
         self.stats = EmulatorStats()
-        self.limiter = RateLimiter(config.limits)
+        self.limiter = RateLimiter(config.limits, limits_clock)
         self.cache = PrefixCache(
             block_tokens=config.cache_block_tokens,
             min_tokens=config.cache_min_tokens,

@@ -27,7 +27,7 @@ from evalcore.emulators._batches import BatchItem, EmulatedBatch
 from evalcore.emulators._config import EmulatorConfig
 from evalcore.emulators._engine import Decision, Outcome
 from evalcore.emulators._http import BROKEN_BODY, HttpEmulator, bearer_key, join, read_json, text_of
-from evalcore.emulators._limits import RateSnapshot, openai_duration, seconds_text
+from evalcore.emulators._limits import Clock, RateSnapshot, openai_duration, seconds_text
 from evalcore.emulators._retention import keep
 from evalcore.emulators.responders import EmulatedRequest, Responder
 
@@ -122,8 +122,9 @@ class OpenAIEmulator(HttpEmulator):
         responder: Responder | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        limits_clock: Clock = time.monotonic,
     ) -> None:
-        super().__init__(config, responder=responder, host=host, port=port)
+        super().__init__(config, responder=responder, host=host, port=port, limits_clock=limits_clock)
         self._files: dict[str, StoredFile] = {}
         self.stored: dict[str, StoredResponse] = {}
         """Responses and chat completions kept by `store`, by id (bounded by `max_recorded`)."""

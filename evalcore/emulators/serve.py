@@ -2,7 +2,12 @@
 
 Why print a config snippet: a sweep reaches vendors only through `VendorConfig.endpoint` and the
 key's environment variable, so the most direct way to point a sweep at the emulators is a YAML
-file passed with `--config` (plus a dummy key in the environment).
+file passed with `--config` (plus a dummy key in the environment). Its key variables
+(`evalcore.emulation.KEY_ENV`) mark it as emulated: a run made with it records `vendors: emulated`.
+
+`emulator_config_from` is the one builder of the emulators' configuration from the options
+`tribunal emulate` and `tribunal sweep --vendors emulated` share (`EmulationOptions`): both
+commands emulate alike, and every emulator enforces its vendor's own bucket.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from pydantic import SecretStr, ValidationError
 
 from evalcore.config.load import load_config
 from evalcore.config.models import RateLimits, TribunalConfig, VendorConfig
+from evalcore.emulation import (
+    DEFAULT_REQUESTS_PER_MINUTE,
+    DEFAULT_TOKENS_PER_MINUTE,
+    KEY_ENV,
+    EmulationOptions,
+)
 from evalcore.emulators._config import (
     BatchSettings,
     EmulatorConfig,
@@ -27,12 +38,26 @@ from evalcore.emulators._config import (
     LognormalLatency,
     ServerLimits,
 )
-from evalcore.emulators._set import EmulatorSet
+from evalcore.emulators._set import VENDORS, EmulatorSet
 from evalcore.emulators.responders import Responder
 from evalcore.errors import ConfigError
+from evalcore.vendors.budget import VENDOR_BURST_S
 
-#: Environment variable per adapter holding the (dummy) key in the printed config.
-KEY_ENV = {adapter: f"TRIBUNAL_EMULATED_{adapter.upper()}_KEY" for adapter in ("openai", "anthropic", "xai")}
+__all__ = [
+    "CONFIG_HEADER",
+    "EMULATED_LIMITS",
+    "KEY_ENV",
+    "budget_limits",
+    "emulated_config",
+    "emulator_config_from",
+    "per_vendor",
+    "point_at_emulators",
+    "serve_forever",
+    "usage_text",
+]
+
+EmulatorConfigs = Mapping[str, EmulatorConfig]
+"""One configuration per emulator, keyed like `VendorConfig.adapter` (openai, anthropic, xai)."""
 
 
 def emulated_config(
@@ -65,10 +90,10 @@ def emulated_config(
     return {"judges": [point(j) for j in cfg.judges], "auditor": point(cfg.auditor)}
 
 
-EMULATED_LIMITS = RateLimits(requests_per_minute=6_000, tokens_per_minute=60_000_000)
-"""Each emulated vendor's budget: high enough that the sample grades in seconds, and enforced by
-the emulators themselves, so every emulated run also exercises the budget against a server that
-answers 429 when it is exceeded."""
+EMULATED_LIMITS = RateLimits(
+    requests_per_minute=DEFAULT_REQUESTS_PER_MINUTE, tokens_per_minute=DEFAULT_TOKENS_PER_MINUTE
+)
+"""Each emulated vendor's budget by default (`evalcore.emulation.DEFAULT_REQUESTS_PER_MINUTE`)."""
 
 
 def point_at_emulators(
@@ -81,59 +106,99 @@ def point_at_emulators(
 
 
 def emulator_config_from(
-    *,
-    file: Path | None = None,
-    requests_per_minute: int | None = None,
-    tokens_per_minute: int | None = None,
-    latency_s: float = 0.0,
-    fault_rate: float = 0.0,
-    seed: int = 0,
-    api_key: str | None = None,
-    batch_delay_s: float = 0.0,
-    batch_errors: float = 0.0,
-) -> EmulatorConfig:
-    """The config behind `tribunal emulate`'s options (or a YAML file of `EmulatorConfig`).
+    options: EmulationOptions | None = None, *, api_key: str | None = None
+) -> dict[str, EmulatorConfig]:
+    """Each emulator's configuration for `options`: the one builder behind `tribunal emulate` and
+    `tribunal sweep --vendors emulated`.
 
-    `batch_delay_s` is how long a batch takes to end, `batch_errors` the share of batched requests
-    answered errored. `latency_s` is the median of a lognormal latency (sigma 0.5); `fault_rate` is split equally
+    `latency_s` is the median of a lognormal latency (sigma 0.5); `fault_rate` is split equally
     between 429, 5xx, malformed and truncated answers (hangs are left out: they would only stall a
-    sweep for its timeout).
+    sweep for its timeout); `batch_delay_s` is how long a batch takes to end, `batch_errors` the
+    share of batched requests answered errored. A `file` (YAML of an `EmulatorConfig`) replaces
+    those knobs. Either way each emulator enforces the limits as its vendor does
+    (`evalcore.vendors.budget.VENDOR_BURST_S`: OpenAI in one-second slices of the per-minute limit,
+    Anthropic and xAI over the whole minute), the bucket the sweep's budget models, unless the file
+    sets `limits.burst_s` itself. `api_key`, if given, must be presented (401 otherwise).
     """
-    if file is not None:
+    opts = options or EmulationOptions()
+    if opts.file is not None:
         try:
-            return EmulatorConfig.model_validate(yaml.safe_load(file.read_text()) or {})
+            base = EmulatorConfig.model_validate(yaml.safe_load(Path(opts.file).read_text()) or {})
         except (OSError, yaml.YAMLError, ValidationError) as exc:
-            raise ConfigError(f"{file}: not a valid emulator configuration: {exc}") from exc
-    if not 0.0 <= fault_rate <= 1.0:
-        raise ConfigError(f"fault rate must be between 0 and 1, got {fault_rate}")
-    share = fault_rate / 4
-    return EmulatorConfig(
-        api_key=SecretStr(api_key) if api_key else None,
-        limits=ServerLimits(requests_per_minute=requests_per_minute, tokens_per_minute=tokens_per_minute),
-        latency=LognormalLatency(median=latency_s, sigma=0.5) if latency_s > 0 else FixedLatency(),
-        faults=FaultRates(rate_limit=share, server_error=share, malformed=share, truncated=share),
-        seed=seed,
-        max_recorded=1000,
-        batch=BatchSettings(completion_s=batch_delay_s, error_rate=batch_errors),
-    )
+            raise ConfigError(f"{opts.file}: not a valid emulator configuration: {exc}") from exc
+    else:
+        share = opts.fault_rate / 4
+        base = EmulatorConfig(
+            limits=ServerLimits(
+                requests_per_minute=opts.requests_per_minute, tokens_per_minute=opts.tokens_per_minute
+            ),
+            latency=LognormalLatency(median=opts.latency_s, sigma=0.5) if opts.latency_s > 0 else FixedLatency(),
+            faults=FaultRates(rate_limit=share, server_error=share, malformed=share, truncated=share),
+            seed=opts.seed,
+            max_recorded=1000,  # long-running or in the driver's process: bound the request log
+            batch=BatchSettings(completion_s=opts.batch_delay_s, error_rate=opts.batch_errors),
+        )
+    if api_key:
+        base = base.model_copy(update={"api_key": SecretStr(api_key)})
+    return {vendor: _with_vendor_bucket(base, vendor) for vendor in VENDORS}
 
 
-def budget_limits(config: EmulatorConfig) -> RateLimits | None:
-    """The sweep-side limits matching what the emulators enforce (None if they enforce none)."""
+def _with_vendor_bucket(config: EmulatorConfig, vendor: str) -> EmulatorConfig:
+    """`config` enforcing its limits in `vendor`'s bucket (unless it states `burst_s` itself)."""
+    if "burst_s" in config.limits.model_fields_set:
+        return config
+    limits = config.limits.model_copy(update={"burst_s": VENDOR_BURST_S.get(vendor, 60.0)})
+    return config.model_copy(update={"limits": limits})
+
+
+def per_vendor(configs: EmulatorConfig | EmulatorConfigs | None) -> dict[str, EmulatorConfig]:
+    """One configuration per emulator: the builder's defaults for None, and one configuration given
+    for all three enforcing each vendor's own bucket (unless it states `burst_s`)."""
+    if configs is None:
+        return emulator_config_from()
+    if isinstance(configs, EmulatorConfig):
+        return {vendor: _with_vendor_bucket(configs, vendor) for vendor in VENDORS}
+    return dict(configs)
+
+
+def budget_limits(configs: EmulatorConfig | EmulatorConfigs) -> RateLimits | None:
+    """The sweep-side limits matching what the emulators enforce (None if they enforce none).
+
+    The bucket's size is left to each vendor's own (`VENDOR_BURST_S`), as each emulator enforces
+    it, unless the emulators were all told one size (`burst_s` in an emulator configuration file).
+    """
+    config = configs if isinstance(configs, EmulatorConfig) else next(iter(configs.values()))
     if not (config.limits.requests_per_minute or config.limits.tokens_per_minute):
         return None
     return RateLimits(
         requests_per_minute=config.limits.requests_per_minute or RateLimits().requests_per_minute,
         tokens_per_minute=config.limits.tokens_per_minute or RateLimits().tokens_per_minute,
+        burst_s=_stated_burst(configs),
     )
 
 
-def usage_text(endpoints: Mapping[str, str], config: EmulatorConfig, config_path: Path | None) -> str:
+def _stated_burst(configs: EmulatorConfig | EmulatorConfigs) -> float | None:
+    """The bucket size every emulator was told (None: each enforces its vendor's own)."""
+    if isinstance(configs, EmulatorConfig):
+        return configs.limits.burst_s if "burst_s" in configs.limits.model_fields_set else None
+    if all(c.limits.burst_s == VENDOR_BURST_S.get(v, 60.0) for v, c in configs.items()):
+        return None
+    bursts = {c.limits.burst_s for c in configs.values()}
+    return bursts.pop() if len(bursts) == 1 else None
+
+
+def usage_text(
+    endpoints: Mapping[str, str],
+    configs: EmulatorConfig | EmulatorConfigs,
+    config_path: Path | None,
+    base: TribunalConfig | None = None,
+) -> str:
     """What `tribunal emulate` prints: endpoints, env vars, and the YAML to pass with --config."""
-    snippet = yaml.safe_dump(emulated_config(endpoints, limits=budget_limits(config)), sort_keys=False)
+    per = per_vendor(configs)
+    snippet = yaml.safe_dump(emulated_config(endpoints, base, limits=budget_limits(per)), sort_keys=False)
     key_value = (
         "<the key in your --api-key-env variable>"
-        if config.api_key is not None
+        if any(c.api_key is not None for c in per.values())
         else "emulated-key-not-secret"
     )
     lines = [
@@ -157,6 +222,8 @@ def usage_text(endpoints: Mapping[str, str], config: EmulatorConfig, config_path
         lines.append(
             f"Config written to {config_path}; run a sweep with:  tribunal sweep ... --config {config_path}"
         )
+        lines.append(f"  (its {', '.join(sorted(KEY_ENV.values()))} key variables mark it as emulated:")
+        lines.append("  a run made with it records vendors: emulated)")
     else:
         lines.append("Config to pass with --config (YAML):")
         lines.extend("  " + line for line in snippet.splitlines())
@@ -164,26 +231,39 @@ def usage_text(endpoints: Mapping[str, str], config: EmulatorConfig, config_path
     return "\n".join(lines)
 
 
+CONFIG_HEADER = (
+    "# Written by `tribunal emulate`: every vendor aimed at a local emulator. The TRIBUNAL_EMULATED_*\n"
+    "# key variables mark these endpoints as emulated: a run made with this file records vendors: emulated.\n"
+)
+
+
 async def serve_forever(
-    config: EmulatorConfig | None = None,
+    config: EmulatorConfig | EmulatorConfigs | None = None,
     *,
     ports: Mapping[str, int] | None = None,
     responder: Responder | None = None,
     config_out: Path | None = None,
     out: TextIO | None = None,
     stop: asyncio.Event | None = None,
+    base: TribunalConfig | None = None,
 ) -> None:
     """Serve OpenAI, Anthropic and xAI emulators on 127.0.0.1 until `stop` is set or cancelled.
 
-    `ports` maps vendor -> port (0 or missing = any free port). With `config_out`, the YAML to
-    point a sweep at the emulators is written there; either way the usage text is printed to `out`.
+    `config` is one configuration per emulator (`emulator_config_from`) or one for all three,
+    enforced in each vendor's own bucket (`per_vendor`). `ports` maps vendor -> port (0 or missing
+    = any free port). With `config_out`, the YAML pointing `base`'s vendors (default: the default
+    configuration's) at the emulators is written there; either way the usage text is printed to `out`.
     """
-    cfg = config or EmulatorConfig(max_recorded=1000)  # long-running: bound the request log
+    configs = per_vendor(config)
     stream = out or sys.stdout
-    async with EmulatorSet(cfg, responder=responder, ports=ports) as emulators:
+    emulators = EmulatorSet(
+        openai=configs.get("openai"), anthropic=configs.get("anthropic"), xai=configs.get("xai"),
+        responder=responder, ports=ports,
+    )
+    async with emulators:
         endpoints = emulators.endpoints()
         if config_out is not None:
-            snippet = emulated_config(endpoints, limits=budget_limits(cfg))
-            config_out.write_text(yaml.safe_dump(snippet, sort_keys=False))
-        print(usage_text(endpoints, cfg, config_out), file=stream, flush=True)
+            snippet = emulated_config(endpoints, base, limits=budget_limits(configs))
+            config_out.write_text(CONFIG_HEADER + yaml.safe_dump(snippet, sort_keys=False))
+        print(usage_text(endpoints, configs, config_out, base), file=stream, flush=True)
         await (stop or asyncio.Event()).wait()

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from evalcore.config.models import VendorMode
+from evalcore.emulation import EmulationOptions
 from evalcore.storage.store import valid_run_id
 
 if TYPE_CHECKING:
@@ -70,6 +71,71 @@ VendorsOpt = Annotated[
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", "-c", help="YAML overriding evalcore/config/defaults.yaml.")
 ]
+
+# --------------------------------------------------------------------------------------------
+# Emulated vendors: the options `tribunal sweep --vendors emulated` and `tribunal emulate` share
+# (defaults from `EmulationOptions`; `emulation_options` makes the one typed value of them).
+# --------------------------------------------------------------------------------------------
+
+EMULATED_PANEL = "Emulated vendors (--vendors emulated; tribunal emulate)"
+EMULATION_DEFAULTS = EmulationOptions()
+
+RpmOpt = Annotated[int, typer.Option(
+    "--rpm", min=1, rich_help_panel=EMULATED_PANEL,
+    help="Requests/min each emulated vendor's account allows (429 beyond), enforced as the vendor "
+    "does: OpenAI in one-second slices of it, Anthropic and xAI over the minute.",
+)]
+TpmOpt = Annotated[int, typer.Option(
+    "--tpm", min=1, rich_help_panel=EMULATED_PANEL,
+    help="Tokens/min each emulated vendor's account allows (429 beyond), in the vendor's own bucket.",
+)]
+LatencyOpt = Annotated[float, typer.Option(
+    "--latency", min=0.0, rich_help_panel=EMULATED_PANEL,
+    help="Median answer latency of the emulators in seconds (lognormal); 0 = instant.",
+)]
+FaultsOpt = Annotated[float, typer.Option(
+    "--faults", min=0.0, max=1.0, rich_help_panel=EMULATED_PANEL,
+    help="Share of emulated requests failing (429, 5xx, malformed, truncated in equal parts).",
+)]
+EmulatorSeedOpt = Annotated[int, typer.Option(
+    "--seed", rich_help_panel=EMULATED_PANEL, help="Seed of the emulators' faults, latency and batch outcomes.",
+)]
+BatchDelayOpt = Annotated[float, typer.Option(
+    "--batch-delay", min=0.0, rich_help_panel=EMULATED_PANEL,
+    help="Seconds an emulated batch takes to end (batch APIs; past 24 h it expires).",
+)]
+BatchErrorsOpt = Annotated[float, typer.Option(
+    "--batch-errors", min=0.0, max=1.0, rich_help_panel=EMULATED_PANEL,
+    help="Share of emulated batched requests answered errored.",
+)]
+EmulatorConfigOpt = Annotated[str | None, typer.Option(
+    "--emulator-config", rich_help_panel=EMULATED_PANEL,
+    help="YAML of an EmulatorConfig for every emulator (replaces --rpm ... --batch-errors; its limits are "
+    "still enforced in each vendor's own bucket unless it sets limits.burst_s).",
+)]
+PersonasOpt = Annotated[str | None, typer.Option(
+    "--personas", rich_help_panel=EMULATED_PANEL,
+    help="`demo` or a YAML file of per-model/vendor biases (leniency, noise, self_bias, recall, "
+    "false_flag_rate) the emulated judges answer with, so they disagree as real judges do.",
+)]
+
+
+def emulation_options(
+    *,
+    rpm: int,
+    tpm: int,
+    latency: float,
+    faults: float,
+    seed: int,
+    batch_delay: float,
+    batch_errors: float,
+    emulator_config: str | None,
+) -> EmulationOptions:
+    """The shared emulation options as one typed value (what both commands hand the builder)."""
+    return EmulationOptions(
+        requests_per_minute=rpm, tokens_per_minute=tpm, latency_s=latency, fault_rate=faults, seed=seed,
+        batch_delay_s=batch_delay, batch_errors=batch_errors, file=emulator_config,
+    )
 
 
 

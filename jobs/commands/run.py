@@ -12,18 +12,30 @@ from rich.text import Text
 from evalcore.benchmark.validate import render
 from evalcore.benchmark.validate import validate as run_validation
 from evalcore.config.models import VendorMode
+from evalcore.emulation import EmulationOptions
 from evalcore.errors import TribunalError
 from evalcore.grading.scoring import AuditMode
 from jobs.commands.common import (
+    EMULATION_DEFAULTS,
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_LEFT_OUT,
     S3_HELP,
+    BatchDelayOpt,
+    BatchErrorsOpt,
     ConfigOpt,
+    EmulatorConfigOpt,
+    EmulatorSeedOpt,
+    FaultsOpt,
+    LatencyOpt,
+    PersonasOpt,
+    RpmOpt,
+    TpmOpt,
     VendorsOpt,
     check_max_cost,
     check_run_id,
+    emulation_options,
     print_error,
     sweep_exit_code,
     use_endpoint,
@@ -176,14 +188,7 @@ def sweep(
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     progress: Annotated[bool, typer.Option(help="Live progress (off: one plain line per shard).")] = True,
     reduce_after: Annotated[bool, typer.Option("--reduce/--no-reduce", help="Build the leaderboard at the end.")] = True,
-    personas: Annotated[
-        str | None,
-        typer.Option(
-            "--personas",
-            help="Emulated vendors only: `demo` or a YAML file of per-model/vendor biases "
-            "(leniency, noise, self_bias, recall, false_flag_rate) the emulated judges answer with.",
-        ),
-    ] = None,
+    personas: PersonasOpt = None,
     max_cost: Annotated[
         float | None,
         typer.Option("--max-cost", callback=check_max_cost, help="Stop before any call could make this command spend more than USD (exit 3; run again to continue)."),
@@ -197,6 +202,14 @@ def sweep(
         bool, typer.Option("--detach", help="Batch mode: submit what can be submitted and exit; run the same "
                            "command again later to collect (and submit the next stage).")
     ] = False,
+    rpm: RpmOpt = EMULATION_DEFAULTS.requests_per_minute,
+    tpm: TpmOpt = EMULATION_DEFAULTS.tokens_per_minute,
+    latency: LatencyOpt = EMULATION_DEFAULTS.latency_s,
+    faults: FaultsOpt = EMULATION_DEFAULTS.fault_rate,
+    seed: EmulatorSeedOpt = EMULATION_DEFAULTS.seed,
+    batch_delay: BatchDelayOpt = EMULATION_DEFAULTS.batch_delay_s,
+    batch_errors: BatchErrorsOpt = EMULATION_DEFAULTS.batch_errors,
+    emulator_config: EmulatorConfigOpt = None,
 ) -> None:
     """Grade every submission of a benchmark on Ray and write the run's tables.
 
@@ -212,9 +225,15 @@ def sweep(
     out (rejected submissions, or tasks dropped from the benchmark; the rest was graded);
     130 interrupted.
 
+    `--vendors emulated` takes the options of `tribunal emulate` (latency, limits enforced in each
+    vendor's own bucket, faults, batch timing, personas); a run against emulators, this way or with
+    `--config` written by `tribunal emulate --write-config`, records `vendors: emulated`.
+
     Example:
 
         tribunal sweep examples/sample -s examples/sample/submissions -o runs --vendors emulated
+
+        tribunal sweep examples/sample -s examples/sample/submissions --vendors emulated --latency 2 --rpm 600
     """
     use_endpoint(endpoint_url)
     run_sweep_command(SweepCommand(
@@ -222,6 +241,9 @@ def sweep(
         run_id=run_id, reuse=list(reuse or []), config=config, shard_size=shard_size, max_in_flight=max_in_flight,
         progress=progress, reduce_after=reduce_after, personas=personas, max_cost=max_cost, batch=batch,
         detach=detach,
+        emulation=emulation_options(rpm=rpm, tpm=tpm, latency=latency, faults=faults, seed=seed,
+                                    batch_delay=batch_delay, batch_errors=batch_errors,
+                                    emulator_config=emulator_config),
     ))
 
 
@@ -245,25 +267,32 @@ class SweepCommand:
     max_cost: float | None = None
     batch: bool | None = None
     detach: bool = False
+    emulation: EmulationOptions = field(default_factory=EmulationOptions)
+    """`--vendors emulated` only: how the emulators behave (the options `tribunal emulate` shares)."""
 
 
 def run_sweep_command(cmd: SweepCommand) -> None:
     """Load the configuration, start the vendors the mode asks for, sweep, print, exit with the code."""
     from evalcore.config.load import load_config
     from jobs.batch import with_batch
-    from jobs.modes import load_personas, vendor_mode
+    from jobs.modes import load_personas, recorded_mode, vendor_mode
     from jobs.sweep import SweepOptions, run_sweep
 
     console = Console(stderr=True)
     try:
-        cfg = with_batch(load_config(cmd.config, vendors=cmd.vendors), cmd.batch, emulated=cmd.vendors == "emulated")
+        cfg = load_config(cmd.config, vendors=cmd.vendors)
+        mode = recorded_mode(cfg, cmd.vendors)  # emulated too for a config written by `tribunal emulate`
+        if mode != cmd.vendors:
+            console.print(f"the configuration points at emulators (TRIBUNAL_EMULATED_* key variables): "
+                          f"this run is recorded as vendors: {mode}", markup=False, highlight=False)
+        cfg = with_batch(cfg, cmd.batch, emulated=mode == VendorMode.EMULATED)
         if cmd.detach and not cfg.batch.enabled:
             raise typer.BadParameter("--detach needs batch mode (--batch, or batch.enabled in the config)")
         panel = load_personas(cmd.personas, cfg, cmd.benchmark, cmd.submissions) if cmd.personas else None
-        with vendor_mode(cfg, cmd.vendors, panel) as run_cfg:
+        with vendor_mode(cfg, cmd.vendors, panel, cmd.emulation) as run_cfg:
             opts = SweepOptions(
                 benchmark=cmd.benchmark, submissions=cmd.submissions, output=cmd.output, config=run_cfg,
-                vendors=cmd.vendors, run_id=cmd.run_id, address=cmd.address, reuse=cmd.reuse,
+                vendors=mode, run_id=cmd.run_id, address=cmd.address, reuse=cmd.reuse,
                 shard_size=cmd.shard_size, max_in_flight=cmd.max_in_flight, progress=cmd.progress,
                 max_cost_usd=cmd.max_cost, detach=cmd.detach,
             )

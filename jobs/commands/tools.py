@@ -9,33 +9,51 @@ import typer
 from rich.console import Console
 
 from evalcore.errors import TribunalError
-from jobs.commands.common import print_error
+from jobs.commands.common import (
+    EMULATION_DEFAULTS,
+    BatchDelayOpt,
+    BatchErrorsOpt,
+    ConfigOpt,
+    EmulatorConfigOpt,
+    EmulatorSeedOpt,
+    FaultsOpt,
+    LatencyOpt,
+    PersonasOpt,
+    RpmOpt,
+    TpmOpt,
+    emulation_options,
+    print_error,
+)
 
 
 def emulate(
     openai_port: Annotated[int, typer.Option(help="Port of the OpenAI emulator (0 = any free port).")] = 0,
     anthropic_port: Annotated[int, typer.Option(help="Port of the Anthropic emulator (0 = any free port).")] = 0,
     xai_port: Annotated[int, typer.Option(help="Port of the xAI gRPC emulator (0 = any free port).")] = 0,
-    rpm: Annotated[
-        int | None, typer.Option("--rpm", help="Server-side requests/min limit of each emulator (429 beyond).")
+    rpm: RpmOpt = EMULATION_DEFAULTS.requests_per_minute,
+    tpm: TpmOpt = EMULATION_DEFAULTS.tokens_per_minute,
+    latency: LatencyOpt = EMULATION_DEFAULTS.latency_s,
+    faults: FaultsOpt = EMULATION_DEFAULTS.fault_rate,
+    seed: EmulatorSeedOpt = EMULATION_DEFAULTS.seed,
+    batch_delay: BatchDelayOpt = EMULATION_DEFAULTS.batch_delay_s,
+    batch_errors: BatchErrorsOpt = EMULATION_DEFAULTS.batch_errors,
+    emulator_config: EmulatorConfigOpt = None,
+    personas: PersonasOpt = None,
+    benchmark: Annotated[
+        str | None,
+        typer.Option("--benchmark", help="With --personas and --submissions: the submissions' benchmark."),
     ] = None,
-    tpm: Annotated[
-        int | None, typer.Option("--tpm", help="Server-side tokens/min limit of each emulator (429 beyond).")
+    submissions: Annotated[
+        str | None,
+        typer.Option(
+            "--submissions", "-s",
+            help="With --personas: the submissions the emulators will grade, so a persona's self_bias "
+            "recognises its own family's work (as `tribunal sweep` does).",
+        ),
     ] = None,
-    latency: Annotated[float, typer.Option(help="Median answer latency in seconds (lognormal); 0 = instant.")] = 0.0,
-    faults: Annotated[
-        float, typer.Option(help="Share of requests failing (429, 5xx, malformed, truncated in equal parts).")
-    ] = 0.0,
-    seed: Annotated[int, typer.Option(help="Seed of fault injection and latency.")] = 0,
-    batch_delay: Annotated[
-        float, typer.Option(help="Seconds a batch takes to end (batch APIs; past 24 h it expires).")
-    ] = 0.0,
-    batch_errors: Annotated[float, typer.Option(help="Share of batched requests answered errored.")] = 0.0,
+    config: ConfigOpt = None,
     api_key_env: Annotated[
         str | None, typer.Option(help="Require the key held in this environment variable (401 otherwise).")
-    ] = None,
-    emulator_config: Annotated[
-        str | None, typer.Option("--emulator-config", help="YAML of an EmulatorConfig (replaces the options above).")
     ] = None,
     write_config: Annotated[
         str | None, typer.Option("--write-config", help="Write the sweep YAML pointing at the emulators to this file.")
@@ -43,39 +61,45 @@ def emulate(
 ) -> None:
     """Serve local emulators of the OpenAI, Anthropic and xAI APIs on 127.0.0.1 until Ctrl+C.
 
-    The real SDKs work against them unchanged. They answer with the offline heuristics, enforce
-    the limits you give, inject faults at the rate you give, and print the endpoints, the
-    environment variables and the YAML (for `tribunal sweep --config`) that point a sweep at them.
+    The real SDKs work against them unchanged. They answer with the offline heuristics (bent by
+    `--personas`), enforce each vendor's limits as the vendor does (OpenAI in one-second slices of
+    the per-minute limit, Anthropic and xAI over the whole minute), inject faults at the rate you
+    give, and print the endpoints, the environment variables and the YAML (for
+    `tribunal sweep --config`) that point a sweep at them: a run made with it records
+    `vendors: emulated`. The options are `tribunal sweep --vendors emulated`'s, which builds the
+    same emulators for itself.
 
     Example:
 
-        tribunal emulate --rpm 600 --latency 0.5 --faults 0.02 --write-config emulated.yaml
+        tribunal emulate --rpm 600 --latency 0.5 --faults 0.02 --personas demo --write-config emulated.yaml
 
     They also serve the three batch APIs (`--batch-delay`, `--batch-errors`) for `tribunal sweep --batch`.
     """
     import asyncio
     from pathlib import Path
 
+    from evalcore.config.load import load_config
     from evalcore.emulators.serve import emulator_config_from, serve_forever
+    from jobs.modes import emulated_responder, load_personas
 
     console = Console(stderr=True)
     try:
+        if (benchmark is None) != (submissions is None):
+            raise typer.BadParameter("--benchmark and --submissions go together (the submissions are read with their benchmark)")
+        if submissions is not None and personas is None:
+            raise typer.BadParameter("--submissions is read only for --personas")
         key = os.environ.get(api_key_env) if api_key_env else None
         if api_key_env and not key:
             raise TribunalError(f"--api-key-env {api_key_env}: that environment variable is not set")
-        cfg = emulator_config_from(
-            file=Path(emulator_config) if emulator_config else None,
-            requests_per_minute=rpm,
-            tokens_per_minute=tpm,
-            latency_s=latency,
-            fault_rate=faults,
-            seed=seed,
-            api_key=key,
-            batch_delay_s=batch_delay,
-            batch_errors=batch_errors,
-        )
+        options = emulation_options(rpm=rpm, tpm=tpm, latency=latency, faults=faults, seed=seed,
+                                    batch_delay=batch_delay, batch_errors=batch_errors,
+                                    emulator_config=emulator_config)
+        configs = emulator_config_from(options, api_key=key)
+        base = load_config(config)
+        panel = load_personas(personas, base, benchmark, submissions) if personas else None
         ports = {"openai": openai_port, "anthropic": anthropic_port, "xai": xai_port}
-        asyncio.run(serve_forever(cfg, ports=ports, config_out=Path(write_config) if write_config else None))
+        asyncio.run(serve_forever(configs, ports=ports, responder=emulated_responder(panel), base=base,
+                                  config_out=Path(write_config) if write_config else None))
     except TribunalError as exc:
         print_error(exc, console)
         raise typer.Exit(1) from exc

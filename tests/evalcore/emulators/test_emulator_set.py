@@ -13,6 +13,7 @@ import xai_sdk
 from xai_sdk.chat import user
 
 from evalcore.config.load import load_config
+from evalcore.emulation import DEFAULT_TOKENS_PER_MINUTE, EmulationOptions
 from evalcore.emulators import (
     EmulatorConfig,
     EmulatorSet,
@@ -146,25 +147,31 @@ async def test_default_offline_responder_answers_rendered_prompts_with_valid_sch
     assert emu.requests[0].schema_name == "RubricAnswer"
 
 
-def test_emulate_options_become_an_emulator_config_and_a_bad_file_is_named(tmp_path: Path) -> None:
-    cfg = emulator_config_from(
-        requests_per_minute=600, latency_s=0.5, fault_rate=0.2, seed=3, api_key="SENTINEL-KEY-42"
+def test_emulate_options_become_one_emulator_config_per_vendor_and_a_bad_file_is_named(tmp_path: Path) -> None:
+    configs = emulator_config_from(
+        EmulationOptions(requests_per_minute=600, latency_s=0.5, fault_rate=0.2, seed=3), api_key="SENTINEL-KEY-42"
     )
-    assert cfg.limits.requests_per_minute == 600 and cfg.limits.tokens_per_minute is None
+    assert set(configs) == {"openai", "anthropic", "xai"}
+    cfg = configs["openai"]
+    assert cfg.limits.requests_per_minute == 600 and cfg.limits.tokens_per_minute == DEFAULT_TOKENS_PER_MINUTE
     assert isinstance(cfg.latency, LognormalLatency) and cfg.latency.median == 0.5
     f = cfg.faults
     assert (f.rate_limit, f.server_error, f.malformed, f.truncated, f.hang) == (0.05, 0.05, 0.05, 0.05, 0.0)
     assert cfg.api_key is not None and "SENTINEL-KEY-42" not in repr(cfg)
-    batched = emulator_config_from(batch_delay_s=120, batch_errors=0.1).batch
+    # the same knobs everywhere but the bucket, which is each vendor's own
+    assert configs["anthropic"] == cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"burst_s": 60.0})})
+    batched = emulator_config_from(EmulationOptions(batch_delay_s=120, batch_errors=0.1))["xai"].batch
     assert (batched.completion_s, batched.error_rate) == (120, 0.1)
     good = tmp_path / "emu.yaml"
     good.write_text(
         "script:\n  - {kind: rate_limited, retry_after: 0.5}\nlimits: {tokens_per_minute: 1000}\n"
     )
-    assert emulator_config_from(file=good).script == [RateLimited(retry_after=0.5)]
+    from_file = emulator_config_from(EmulationOptions(file=str(good)))
+    assert from_file["openai"].script == [RateLimited(retry_after=0.5)]
+    assert {v: c.limits.burst_s for v, c in from_file.items()} == {"openai": 1.0, "anthropic": 60.0, "xai": 60.0}
     bad = tmp_path / "bad.yaml"
     bad.write_text("faults: {rate_limit: 2}\n")
     with pytest.raises(ConfigError, match="bad.yaml"):
-        emulator_config_from(file=bad)
-    with pytest.raises(ConfigError, match="fault rate"):
-        emulator_config_from(fault_rate=1.5)
+        emulator_config_from(EmulationOptions(file=str(bad)))
+    with pytest.raises(ConfigError, match="--faults"):
+        EmulationOptions(fault_rate=1.5)
