@@ -19,7 +19,14 @@ What each converter keeps:
   as binary.
 
 Every file is held to the input limits first (``evalcore.benchmark.limits``: size, unpacked size of
-an Office file, workbook rows and cells); a refusal says which limit and how to raise it.
+an Office file, workbook rows and cells, a PDF's inflated content streams and extracted text); a
+refusal says which limit and how to raise it.
+
+The disk cache entries check themselves (``evalcore.benchmark.cache``): an entry that is damaged,
+made from other bytes, or not the text of its kind is discarded with one warning naming it, and the
+file converted again. A PDF's text, fresh or cached, is held to the PDF text limits (a file
+cached under higher limits is not accepted by a run with lower ones); its content-stream limits
+bound the cost of converting, which a cached file does not have.
 """
 
 from __future__ import annotations
@@ -235,14 +242,9 @@ def _eml(data: bytes) -> str:
     return text
 
 
-def _pdf(data: bytes) -> ocr.PagedText:
-    from pypdf import PdfReader
-
+def _pdf(data: bytes, limits: InputLimits | None = None) -> ocr.PagedText:
     with quiet_parsers() as repairs:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise ValueError("PDF is encrypted with a password; provide an unencrypted copy")
-        layers = [page.extract_text() or "" for page in reader.pages]
+        layers = input_limits.pdf_page_texts(data, limits or InputLimits())
     if not layers:
         raise ValueError("PDF has no pages")
     paged = ocr.pdf_pages(data, layers)
@@ -301,6 +303,8 @@ _CONVERTERS: dict[str, Callable[[bytes], str | ocr.PagedText]] = {
     "jpg": _image,
     "tiff": _image,
 }
+_LIMITED: dict[str, Callable[[bytes, InputLimits], str | ocr.PagedText]] = {"xlsx": _xlsx, "pdf": _pdf}
+"""Converters that apply input limits while they read (workbook rows and cells; PDF content and text)."""
 PAGED_KINDS = frozenset({"pdf"}) | ocr.IMAGE_KINDS
 """Kinds converted page by page: their cached form is `ocr.PagedText` as JSON."""
 
@@ -348,16 +352,23 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
     text = cache.memory.get(key)
     if text is None:
         folder = documents_dir()
-        text = cache.disk_get(folder, sha, kind)
+        entry_key = f"docs/v{CONVERTER_VERSION}/{kind}"
+        check = ocr.PagedText.model_validate_json if kind in PAGED_KINDS else None
+        text = cache.disk_get(folder, sha, kind, key=entry_key, check=check)
         cache.memory.count(hit=text is not None)
         if text is None:
             text = _convert_uncached(name, kind, data, limits)
-            cache.disk_put(folder, sha, kind, text)
+            cache.disk_put(folder, sha, kind, text, key=entry_key)
         cache.memory.put(key, text)
     else:
         cache.memory.count(hit=True)
     if kind in PAGED_KINDS:
         paged = ocr.PagedText.model_validate_json(text)
+        if kind == "pdf":
+            try:
+                input_limits.check_pdf_text((len(p.text) for p in paged.pages), limits)
+            except input_limits.LimitExceeded as exc:
+                raise DocumentError(name, exc.reason) from None
         return SourceDocument(name=name, kind=kind, sha256=sha, text=paged.text(), size_bytes=len(data),
                               pages=paged.infos(), warnings=paged.warnings)
     return SourceDocument(name=name, kind=kind, sha256=sha, text=text, size_bytes=len(data))
@@ -366,7 +377,7 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
 def _convert_uncached(name: str, kind: str, data: bytes, limits: InputLimits) -> str:
     """The converted text; for a paged kind, its `ocr.PagedText` as JSON (pages tidied one by one)."""
     try:
-        converted = _xlsx(data, limits) if kind == "xlsx" else _CONVERTERS[kind](data)
+        converted = _LIMITED[kind](data, limits) if kind in _LIMITED else _CONVERTERS[kind](data)
         if isinstance(converted, str):
             return _tidy(converted)
         pages = [p.model_copy(update={"text": _tidy(p.text)}) for p in converted.pages]

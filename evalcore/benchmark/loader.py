@@ -18,7 +18,9 @@ ignored everywhere: editors and sync tools leave them behind.
 
 A source document that is a symlink resolving outside the benchmark folder is refused, never read
 (a ``passwd.txt -> /etc/passwd`` link would otherwise be sent to the vendors as a source), and
-every document is held to the input limits (``evalcore.benchmark.limits``).
+every document is held to the input limits (``evalcore.benchmark.limits``), and every task.json
+to ``max_task_criteria``: each criterion is judged for every submission by every judge, so a task
+with thousands of them is refused here, before a sweep builds anything for it.
 """
 
 from __future__ import annotations
@@ -181,10 +183,15 @@ def _criterion_field_problems(raw: Mapping[str, Any]) -> list[str]:
 
 
 def _parse_criteria(
-    value: object, deliverables: dict[str, str] | None, problems: list[str]
+    value: object, deliverables: dict[str, str] | None, problems: list[str], limits: InputLimits
 ) -> list[Criterion]:
     if not isinstance(value, list) or not value:
         problems.append("field 'criteria' must be a non-empty list of {id, title, match_criteria}")
+        return []
+    try:
+        input_limits.check_criteria(len(value), limits)
+    except input_limits.LimitExceeded as exc:  # refused before one criterion is built or judged
+        problems.append(exc.reason)
         return []
     by_filename = {f: n for n, f in (deliverables or {}).items()}
     seen: dict[str, int] = {}
@@ -240,8 +247,11 @@ def _validation_reason(exc: ValidationError) -> str:
     )
 
 
-def parse_task_json(data: bytes) -> ParsedTask:
-    """Parse and normalise task.json bytes. Never raises: problems are returned as reasons."""
+def parse_task_json(data: bytes, limits: InputLimits | None = None) -> ParsedTask:
+    """Parse and normalise task.json bytes. Never raises: problems are returned as reasons.
+
+    ``limits`` (defaults when None) bound the number of criteria (``max_task_criteria``).
+    """
     parsed = ParsedTask()
     problems = parsed.problems
     try:
@@ -266,7 +276,9 @@ def parse_task_json(data: bytes) -> ParsedTask:
             deliverables = normalize_deliverables(doc["deliverables"])
         except ValueError as exc:
             problems.append(str(exc))
-    criteria = _parse_criteria(doc["criteria"], deliverables, problems) if "criteria" in doc else []
+    criteria = (
+        _parse_criteria(doc["criteria"], deliverables, problems, limits or InputLimits()) if "criteria" in doc else []
+    )
     work_type = doc.get("work_type")
     if work_type is not None and not isinstance(work_type, str):
         problems.append("field 'work_type' must be a string")
@@ -414,7 +426,7 @@ def _load_folders(
             if isinstance(data, str):
                 reasons = [data]
             else:
-                parsed[folder.id] = parse_task_json(data)
+                parsed[folder.id] = parse_task_json(data, limits)
                 reasons = list(parsed[folder.id].problems)
             if "/" not in folder.id:
                 reasons.append(

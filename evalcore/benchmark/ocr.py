@@ -15,7 +15,8 @@ Rules:
   pages can be reported instead of trusted silently.
 * The OCR text of a page is cached by the SHA-256 of the document's bytes, the page number and
   `ENGINE_VERSION` (engine, model and rendering settings): a benchmark's scans are OCR'd once,
-  not once per submission, process or worker. The cache is a folder (local or ``s3://``): by
+  not once per submission, process or worker. Each entry checks itself (`cache.seal`): a damaged
+  one is discarded with one warning naming it, and the page recognised again. The cache is a folder (local or ``s3://``): by
   default under the local cache root, and in a sweep next to the runs, where the sweep's OCR
   tasks fill it before grading starts (`use_cache`).
 """
@@ -36,7 +37,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from evalcore.benchmark import cache
+from evalcore.benchmark import limits as input_limits
 from evalcore.benchmark.pages import page_heading
+from evalcore.config.models import InputLimits
 from evalcore.errors import TribunalError
 from evalcore.schema import PageInfo
 from evalcore.storage import fs
@@ -238,18 +241,46 @@ def use_cache(uri: str | None, endpoint_override: str | None = None) -> Iterator
 
 
 def _cache_file(root: str, sha: str, number: int) -> str:
-    return fs.join(root, f"v{ENGINE_VERSION}-{LANGUAGE}-{DPI}dpi", f"{sha}-p{number:05d}.json")
+    return fs.join(root, _engine_folder(), f"{sha}-p{number:05d}{cache.ENTRY_SUFFIX}")
+
+
+def _engine_folder() -> str:
+    # The entry format is in the folder name: pages cached before entries checked themselves are
+    # never read (each would otherwise be discarded with a warning, one per page).
+    return f"v{ENGINE_VERSION}-{LANGUAGE}-{DPI}dpi-e{cache.ENTRY_FORMAT}"
+
+
+def _entry_key(number: int) -> str:
+    return f"ocr/{_engine_folder()}/p{number:05d}"
 
 
 def cached_page(sha: str, number: int) -> PageText | None:
-    """The cached OCR of page ``number`` of the document with hash ``sha``, or None."""
+    """The cached OCR of page ``number`` of the document with hash ``sha``, or None.
+
+    None when there is no entry, and when the entry fails its checks (`cache.unseal`: not an
+    entry, made from another document or page, content not matching its hash, or not a page):
+    such an entry is discarded with one warning naming it, and the page is recognised again.
+    """
     root, endpoint = cache_location()
     if root is None:
         return None
+    path = _cache_file(root, sha, number)
     try:
-        return PageText.model_validate_json(fs.read_bytes(_cache_file(root, sha, number), endpoint))
-    except (OSError, ValueError, TribunalError):  # absent or unreadable: recognise the page again
+        entry = fs.read_bytes(path, endpoint)
+    except (OSError, TribunalError):  # absent or unreadable: recognise the page again
         return None
+    try:
+        page = PageText.model_validate_json(cache.unseal(entry, sha, _entry_key(number)))
+    except cache.DamagedEntry as exc:
+        cache.discard(path, exc.reason)
+        return None
+    except ValueError as exc:  # intact, but not a page (a pydantic ValidationError)
+        cache.discard(path, f"its content is not an OCR page: {str(exc).strip().splitlines()[0][:200]}")
+        return None
+    if page.number != number or not page.ocr:
+        cache.discard(path, f"it holds page {page.number}{'' if page.ocr else ' without OCR'}, expected OCR of page {number}")
+        return None
+    return page
 
 
 def _store_page(sha: str, page: PageText) -> None:
@@ -257,8 +288,9 @@ def _store_page(sha: str, page: PageText) -> None:
     root, endpoint = cache_location()
     if root is None:
         return
+    entry = cache.seal(sha, _entry_key(page.number), page.model_dump_json())
     with contextlib.suppress(OSError, TribunalError):
-        fs.write_bytes_atomic(_cache_file(root, sha, page.number), page.model_dump_json().encode(), endpoint)
+        cache.write_private(_cache_file(root, sha, page.number), entry, endpoint)
 
 
 def ocr_page(sha: str, number: int, image: Callable[[], Any]) -> PageText:
@@ -354,21 +386,24 @@ def _frame_count(data: bytes) -> int:
         return int(getattr(img, "n_frames", 1))
 
 
-def pages_to_ocr(kind: str, data: bytes) -> list[int]:
-    """Page numbers of a document that need OCR (for the sweep's OCR tasks); [] when none."""
+def pages_to_ocr(kind: str, data: bytes, limits: InputLimits | None = None) -> list[int]:
+    """Page numbers of a document that need OCR (for the sweep's OCR tasks); [] when none.
+
+    A PDF is read within the input ``limits`` (defaults when None): one over them raises
+    ``limits.LimitExceeded`` here, before it costs anything, and is reported by the benchmark load.
+    """
     if kind in IMAGE_KINDS:
         return list(range(1, _frame_count(data) + 1))
     if kind != "pdf":
         return []
-    from pypdf import PdfReader
-
     from evalcore.benchmark.noise import quiet_parsers
 
     with quiet_parsers():
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
+        try:
+            layers = input_limits.pdf_page_texts(data, limits or InputLimits())
+        except ValueError:  # needs a password: nothing to OCR (the load reports it)
             return []
-        return [n for n, page in enumerate(reader.pages, start=1) if needs_ocr(page.extract_text() or "")]
+        return [n for n, layer in enumerate(layers, start=1) if needs_ocr(layer)]
 
 
 def ocr_document_pages(kind: str, data: bytes, numbers: list[int]) -> list[PageText]:

@@ -272,6 +272,29 @@ class InputLimits(_Strict):
         default=2_000_000, gt=0,
         description="Text of one task document after conversion (every source is indexed for grounding).",
     )
+    max_pdf_page_content_bytes: int = Field(
+        default=16 * 2**20, gt=0,
+        description="Inflated content streams of one PDF page (its own and the forms it draws), measured "
+        "before any is parsed; also bounds the text its fonts could expand them to (4x).",
+    )
+    max_pdf_content_bytes: int = Field(
+        default=256 * 2**20, gt=0,
+        description="Inflated content streams of all pages of one PDF, plus its fonts' maps and programs.",
+    )
+    max_pdf_page_chars: int = Field(default=1_000_000, gt=0, description="Text extracted from one PDF page.")
+    max_pdf_text_chars: int = Field(default=10_000_000, gt=0, description="Text extracted from one PDF, all pages.")
+    max_task_criteria: int = Field(
+        default=1_000, gt=0,
+        description="Criteria in one task.json (the protocol has 44-90; each is judged per submission).",
+    )
+
+
+class BatchRetention(_Strict):
+    """The expiries a batch's files are created with (OpenAI), copied from `DataGovernance` so the
+    batch queue, which is given the batch settings only, sends them. None: the vendor's default."""
+
+    input_file_expires_after_s: int | None = None
+    output_files_expire_after_s: int | None = None
 
 
 class BatchConfig(_Strict):

@@ -29,6 +29,7 @@ import random
 import shutil
 import sys
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +225,106 @@ def pdf_bytes(text: str, *, user_password: str | None = None, algorithm: str = "
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
+
+
+def pdf_file(objects: list[bytes]) -> bytes:
+    """A PDF of ``objects`` (numbered from 1; object 1 is the catalog) with its cross-reference table."""
+    out = io.BytesIO()
+    out.write(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, obj in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n%s\nendobj\n" % (number, obj))
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    out.write(b"".join(b"%010d 00000 n \n" % offset for offset in offsets))
+    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
+    return out.getvalue()
+
+
+def pdf_stream(body: bytes, entries: bytes = b"", *, deflated: bytes | None = None) -> bytes:
+    """A stream object: ``body`` deflated (or ``deflated``, already compressed), with ``entries``."""
+    data = deflated if deflated is not None else zlib.compress(body, 9)
+    return b"<< /Length %d /Filter /FlateDecode %s>>\nstream\n%s\nendstream" % (len(data), entries, data)
+
+
+HELVETICA = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
+
+
+def pdf_pages(contents: list[list[bytes]], font: bytes = HELVETICA, xobjects: dict[bytes, bytes] | None = None) -> bytes:
+    """A PDF whose page n draws the content streams ``contents[n]`` (objects), with font /F1 and the
+    form XObjects ``xobjects`` (name -> stream object) in every page's resources."""
+    forms = list((xobjects or {}).items())
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"", font]
+    form_refs = b" ".join(b"/%s %d 0 R" % (name, 4 + i) for i, (name, _) in enumerate(forms))
+    objects += [stream for _, stream in forms]
+    kids = []
+    for streams in contents:
+        page_number = len(objects) + 1
+        kids.append(b"%d 0 R" % page_number)
+        refs = b" ".join(b"%d 0 R" % (page_number + 1 + i) for i in range(len(streams)))
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
+            b"/XObject << %s >> >> /Contents [%s] >>" % (form_refs, refs)
+        )
+        objects += streams
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(kids))
+    return pdf_file(objects)
+
+
+def text_line(text: str) -> bytes:
+    """Content that shows one line of text in /F1."""
+    return b"BT /F1 12 Tf 72 720 Td (%s) Tj ET\n" % text.encode()
+
+
+def deflated_spaces(n: int) -> bytes:
+    """``n`` spaces, deflated (a 70 MB run compresses to ~70 KB)."""
+    packer = zlib.compressobj(9)
+    chunk = b" " * MB
+    parts = [packer.compress(chunk[: min(MB, n - done)]) for done in range(0, n, MB)]
+    return b"".join(parts) + packer.flush()
+
+
+def pdf_content_bomb(pages: int, stream_bytes: int) -> bytes:
+    """A PDF whose every page shows one line of text, then draws ``stream_bytes`` of spaces (deflated
+    once and repeated: the content streams of the tester's 2.7 MB PDF of 40 pages x 70 MB)."""
+    spaces = deflated_spaces(stream_bytes)
+    return pdf_pages([
+        [pdf_stream(text_line(f"Schedule C, page {n}: rates and service credits.")), pdf_stream(b"", deflated=spaces)]
+        for n in range(1, pages + 1)
+    ])
+
+
+def to_unicode_font(characters: int, cmap_object: int) -> tuple[bytes, bytes]:
+    """(font, its ToUnicode stream, to be object ``cmap_object``) mapping character code 1 to
+    ``characters`` letters A."""
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Bomb def\n"
+        b"1 begincodespacerange\n<00> <FF>\nendcodespacerange\n1 beginbfchar\n<01> <%s>\nendbfchar\n"
+        b"endcmap CMapName currentdict /CMap defineresource pop end end" % (b"0041" * characters)
+    )
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode %d 0 R >>" % cmap_object
+    return font, pdf_stream(cmap)
+
+
+def pdf_text_bomb(codes: int, characters: int = 256) -> bytes:
+    """A PDF of a few KB whose one Tj shows ``codes`` copies of a code its font maps to ``characters``
+    letters: ``codes * characters`` characters of text (4 M codes would be 1 G characters)."""
+    font, cmap = to_unicode_font(characters, cmap_object=6)
+    return pdf_file([
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+        font,
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
+        pdf_stream(b"BT /F1 12 Tf 72 720 Td (" + b"\x01" * codes + b") Tj ET"),
+        cmap,
+    ])
+
+
+def many_criteria(task: dict[str, Any], n: int) -> None:
+    """Replace a task's criteria by ``n`` copies of its first one (distinct ids and titles)."""
+    first = task["criteria"][0]
+    task["criteria"] = [{**first, "id": f"C-{i:05d}", "title": f"{first['title']} ({i})"} for i in range(1, n + 1)]
 
 
 def empty_docx() -> bytes:
@@ -431,6 +532,31 @@ def _three_mb_deliverable(root: Path) -> None:
     (root / ABSTRACT).write_text("The Tenant is Brightleaf Pharmacy Inc. Base Rent is $8,272.49 per month.\n" * 42_000)
 
 
+def _pdf_bomb_source(root: Path) -> None:
+    (root / PDF_BOMB).write_bytes(pdf_content_bomb(40, 70 * MB))
+
+
+def _pdf_bomb_deliverable(root: Path) -> None:
+    replace_deliverable(root, ABSTRACT, "abstract.pdf", pdf_content_bomb(100, 70 * MB))
+
+
+def _pdf_over_file_content(root: Path) -> None:
+    (root / PDF_DRAWINGS).write_bytes(pdf_content_bomb(30, 10 * MB))
+
+
+def _pdf_text_bomb_deliverable(root: Path) -> None:
+    replace_deliverable(root, ABSTRACT, "abstract.pdf", pdf_text_bomb(4_000_000))
+
+
+def _ten_thousand_criteria(root: Path) -> None:
+    edit_task(root, MSA, lambda d: many_criteria(d, 10_000))
+
+
+PDF_BOMB = f"{MSA}/documents/Exhibit_C_Rate_Schedule.pdf"
+PDF_DRAWINGS = f"{MSA}/documents/Exhibit_D_Site_Drawings.pdf"
+PDF_ABSTRACT = ABSTRACT.replace(".md", ".pdf")
+PDF_PAGE_BOMB = ("page 1's content streams inflate to more than 16.0 MB",
+                 "over input_limits.max_pdf_page_content_bytes = 16.0 MB", "decompression bomb", "raise it in --config")
 TASK_JSON = f"{MSA}/task.json"
 BOMB = ("unpacks to", "input_limits.max_unpacked_bytes", "decompression bomb", "raise it in --config")
 
@@ -556,6 +682,36 @@ CASES: list[Case] = [
          left_out=MSA_ID),
     Case("criterion-id-absent", "15", "criteria[0] has no id", "task left out: `missing required field 'id'`",
          _criterion_id_missing, (Problem(TASK_JSON, ("criteria[0]: missing required field 'id'",)),), left_out=MSA_ID),
+    # issue 24: PDF content streams and criteria per task bounded like every other input
+    Case("pdf-content-bomb-source", "24",
+         "a task's 2.7 MB PDF of 40 pages whose content streams inflate to 70 MB of spaces each (was 3.1 GB)",
+         "task left out: `page 1's content streams inflate to more than 16.0 MB, over "
+         "input_limits.max_pdf_page_content_bytes`; at most 16 MB inflated, nothing parsed",
+         _pdf_bomb_source, (Problem(PDF_BOMB, PDF_PAGE_BOMB),), left_out=MSA_ID, isolate=True, peak_mb=1024),
+    Case("pdf-content-bomb-deliverable", "24",
+         "a submitted 6.8 MB PDF of 100 pages x 70 MB of spaces (was past 6 GiB in 49 s)",
+         "submission rejected, the other 31 load; at most 16 MB inflated", _pdf_bomb_deliverable,
+         (Problem(PDF_ABSTRACT, ("deliverable 'abstract'", *PDF_PAGE_BOMB)),),
+         submissions=SAMPLE_SUBMISSIONS - 1, isolate=True, peak_mb=1024),
+    Case("pdf-content-over-file-limit", "24",
+         "a task's PDF of 30 pages x 10 MB of content (each page under its limit, 300 MB in all)",
+         "task left out: `PDF content streams inflate to more than 256.0 MB (reached at page 26 ...), over "
+         "input_limits.max_pdf_content_bytes`; measured page by page, nothing parsed", _pdf_over_file_content,
+         (Problem(PDF_DRAWINGS, ("inflate to more than 256.0 MB (reached at page 26", "input_limits.max_pdf_content_bytes")),),
+         left_out=MSA_ID, isolate=True, peak_mb=1024),
+    Case("pdf-text-bomb-deliverable", "24",
+         "a submitted 5 KB PDF whose font maps one code to 256 letters, shown 4 M times (1 G characters of text)",
+         "submission rejected: `page 1's font /F1 turns one character code into up to 256 characters ...`, "
+         "before any text is extracted", _pdf_text_bomb_deliverable,
+         (Problem(PDF_ABSTRACT, ("deliverable 'abstract'", "turns one character code into up to 256 characters",
+                                 "input_limits.max_pdf_page_content_bytes")),),
+         submissions=SAMPLE_SUBMISSIONS - 1, isolate=True, peak_mb=1024),
+    Case("task-10000-criteria", "24", "a task.json with 10,000 criteria (was 5.4 GB in a sweep, no warning)",
+         "task left out: `task has 10,000 criteria, over input_limits.max_task_criteria = 1,000`; no criterion built",
+         _ten_thousand_criteria,
+         (Problem(TASK_JSON, ("task has 10,000 criteria, over input_limits.max_task_criteria = 1,000",
+                              "raise it in --config (input_limits: {max_task_criteria: 10000})")),),
+         left_out=MSA_ID, isolate=True, peak_mb=1024),
 ]
 
 

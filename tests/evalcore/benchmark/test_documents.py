@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 
 import pytest
@@ -144,8 +145,8 @@ def test_the_same_bytes_are_converted_once(docs, monkeypatch, tmp_path):
     assert len(calls) == 1
     assert first.text == second.text and second.name == "copy/of/a.docx"
     assert cache.cache_stats() == {"hits": 1, "misses": 1}
-    cached = list((tmp_path / "docs").rglob(f"{first.sha256}.docx.txt"))
-    assert len(cached) == 1 and cached[0].read_text() == first.text
+    cached = list((tmp_path / "docs").rglob(f"{first.sha256}.docx{cache.ENTRY_SUFFIX}"))
+    assert len(cached) == 1 and json.loads(cached[0].read_text())["content"] == first.text
 
 
 def test_disk_cache_serves_a_new_process_and_can_be_turned_off(docs, monkeypatch, tmp_path):
