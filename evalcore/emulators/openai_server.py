@@ -1,5 +1,7 @@
 """OpenAI emulator: `POST /v1/responses` and `POST /v1/chat/completions` over HTTP (aiohttp).
 
+Why one module: the Responses, Chat Completions, Files and Batch endpoints share one server, its store and its clock, as the vendor's do.
+
 Why faithful bodies and headers: the adapter is tested with the real `openai` SDK against this
 server, so every field the SDK (or `_strict_response_validation`) reads must be there, and errors
 must carry the exact shape the SDK turns into `RateLimitError`, `InternalServerError`, ...

@@ -1,5 +1,7 @@
 """The number/date check: which values are claims, and which source occurrences support them.
 
+Why one module: which values are claims and which source occurrences support them are one decision, tested as one.
+
 Amounts, percentages, dates and numbers with a unit must occur in the sources, compared as
 normalised values (`normalise`), or be one typed arithmetic step from supported figures
 (`derived`). A value found nowhere is ``unsupported_specific``, or a ``contradiction`` when a

@@ -1,5 +1,7 @@
 """Load the submissions to grade, from a results folder or a manifest, local or ``s3://``.
 
+Why one module: both sources (folder and manifest) share the identity, duplicate and input-limit rules, which must not differ between them.
+
 Two sources (``uri`` names one of them):
 
 (a) **A results folder** ``<root>/<system>/<task id>/<deliverable files>``. The task id has several

@@ -1,6 +1,8 @@
 """The realistic-size benchmark (`tribunal synth --profile lab`): tasks as large as the published
 protocol's, with known ground truth, generated from a seed in seconds.
 
+Why one module: one seeded generator writes tasks, sources, submissions and their ground truth together, so they cannot drift apart.
+
 Why it exists: the sample's tasks are small (13 criteria, ~900 input tokens per rubric call), so
 no cost, cache or speed figure measured on them says anything about a real sweep. The protocol's
 tasks have 44-90 criteria (median 55), 5-15 source documents (docx, pdf, xlsx, eml) totalling

@@ -1,5 +1,7 @@
 """Synthetic scale-up: thousands of submissions with known ground truth, derived from the sample.
 
+Why one module: the perturbations and the ground truth they imply are written side by side, so a planted change and its recorded effect stay in step.
+
 Scale tests and benchmarks need many submissions whose correct scores are known. Each synthetic
 submission copies one sample submission of a task (the "base") under a new system name
 (`synth-0001`, ...) and applies one perturbation whose effect on the ground truth is certain:
