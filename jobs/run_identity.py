@@ -70,6 +70,7 @@ def config_fingerprint(config: TribunalConfig) -> str:
         v.pop("prompt_cache_retention", None)  # how long the vendor keeps its cache, not what it answers
     for timing in ("flush_interval_s", "poll_interval_s"):  # how often, not what, is asked
         cfg.get("batch", {}).pop(timing, None)
+    cfg.get("batch", {}).pop("retention", None)  # how long the vendor keeps the files (data_governance)
     return hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
 
 

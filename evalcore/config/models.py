@@ -310,6 +310,133 @@ class BatchConfig(_Strict):
     flush_interval_s: float = Field(default=30.0, ge=0)
     poll_interval_s: float = Field(default=60.0, gt=0)
     retry_online: bool = Field(default=False, description="Retry failed batch requests online (full price).")
+    retention: BatchRetention = Field(
+        default_factory=BatchRetention,
+        description="Computed by the configuration from data_governance (not set by hand): how long OpenAI "
+        "keeps a batch's files if no purge deletes them.",
+    )
+
+
+EXPIRY_RANGE_S = (3_600, 2_592_000)
+"""What OpenAI accepts for a file's `expires_after` and a batch's `output_expires_after`: 1 hour to 30 days."""
+
+
+class BatchAllowed(_Strict):
+    """Per vendor, whether its batch API may be used (a sweep with `--batch` refuses otherwise)."""
+
+    openai: bool = True
+    anthropic: bool = True
+    xai: bool = Field(
+        default=True,
+        description="xAI's batch API has no delete: a batch stays at xAI for a time xAI does not publish. "
+        "The private preset refuses it.",
+    )
+
+
+GovernancePreset = Literal["standard", "private"]
+
+PRIVATE_PRESET: dict[str, Any] = {
+    "batch_allowed": {"xai": False},
+    "purge": True,
+    "openai_input_file_expires_after_s": 90_000,
+    "openai_output_files_expire_after_s": 86_400,
+}
+"""The strictest value of each governed setting, which `preset: private` sets (and holds: a laxer
+value set next to it is refused). Settings not listed are the same in both presets."""
+
+
+class DataGovernance(_Strict):
+    """What the vendors and the local disk keep of a benchmark's tasks and deliverables.
+
+    Why a section: a private benchmark must not outlive its run anywhere it was copied to. What
+    every request sends is fixed (OpenAI `store: false`, xAI `store_messages` off, the shortest
+    prompt-cache retention: `VendorConfig.prompt_cache_retention`); what a run leaves behind is
+    set here: which vendors' batch APIs may be used, whether batch artefacts are deleted once the
+    run's tables are written (`purge`), how long OpenAI keeps a batch's files if they are not, and
+    where the local caches of converted documents and OCR pages live. `preset: private` sets the
+    strictest value of each (`PRIVATE_PRESET`) and refuses a laxer one set next to it. Every copy,
+    and the setting that controls it: docs/DATA.md.
+    """
+
+    preset: GovernancePreset = Field(
+        default="standard",
+        description="standard: the defaults below; private: the strictest of each (xAI batch refused, purge "
+        "on, the shortest expiries, prompt_cache_retention 24h refused).",
+    )
+    batch_allowed: BatchAllowed = Field(default_factory=BatchAllowed)
+    purge: bool = Field(
+        default=True,
+        description="Delete every batch artefact at the vendors (OpenAI input/output/error files, Anthropic "
+        "batches) once the run's tables are written; `tribunal purge RUN` does it later or again.",
+    )
+    openai_input_file_expires_after_s: int = Field(
+        default=90_000, ge=EXPIRY_RANGE_S[0], le=EXPIRY_RANGE_S[1],
+        description="A batch input file's expires_after (OpenAI's default: 30 days). 25 h: the batch's 24 h "
+        "window and an hour; after its batch ends the file is never read again.",
+    )
+    openai_output_files_expire_after_s: int = Field(
+        default=259_200, ge=EXPIRY_RANGE_S[0], le=EXPIRY_RANGE_S[1],
+        description="A batch's output_expires_after for its output and error files, from their creation "
+        "(OpenAI's default: kept until deleted). A run must collect within it: 3 days leaves a --detach run "
+        "time to come back (private: 24 h).",
+    )
+    cache_dir: str | None = Field(
+        default=None,
+        description="Where a sweep keeps its local caches: a local folder (converted documents in docs/, OCR "
+        "pages in ocr/; created 0700, files 0600), or off (converted documents in memory only; OCR pages in "
+        "<output>/_ocr, where the sweep's OCR tasks hand them over). None: TRIBUNAL_CACHE_DIR if set, else the "
+        "sweep's output folder (<output>/_cache, OCR pages in <output>/_ocr) -- never ~/.cache.",
+    )
+
+    @field_validator("cache_dir")
+    @classmethod
+    def _local_folder(cls, value: str | None) -> str | None:
+        if value is not None and (value.startswith("s3://") or not value.strip()):
+            raise ValueError(f"{value!r}: a local folder (a sweep's OCR pages on S3 are <output>/_ocr)")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_preset(cls, data: Any) -> Any:
+        """`preset: private`: fill every setting not given with its strictest value; refuse a laxer one."""
+        if not isinstance(data, dict) or data.get("preset") != "private":
+            return data
+        out = dict(data)
+        laxer: list[str] = []
+        for key, strict in PRIVATE_PRESET.items():
+            if key == "batch_allowed":
+                given = dict(out.get(key) or {})
+                for vendor, allowed in strict.items():
+                    if vendor not in given:
+                        given[vendor] = allowed
+                    elif given[vendor] is True or str(given[vendor]).lower() == "true":
+                        laxer.append(f"batch_allowed.{vendor}: true (private: {str(allowed).lower()})")
+                out[key] = given
+            elif key not in out:
+                out[key] = strict
+            elif key == "purge" and not _truthy(out[key]):
+                laxer.append("purge: false (private: true)")
+            elif key.endswith("_s") and _number(out[key]) > strict:
+                laxer.append(f"{key}: {out[key]} (private: at most {strict})")
+        if laxer:
+            raise ValueError("preset private holds the strictest value of each setting; laxer values given: "
+                             + "; ".join(laxer))
+        return out
+
+    def batch_refused(self, adapter: str) -> bool:
+        """True when this adapter's batch API may not be used."""
+        return getattr(self.batch_allowed, adapter, True) is False
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or str(value).strip().lower() in {"true", "1", "yes", "on"}
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("-inf")  # not a number: the field's own validation names it
 
 
 class TribunalConfig(_Strict):
@@ -327,6 +454,7 @@ class TribunalConfig(_Strict):
     bootstrap_samples: int = 2000
     seed: int = 20261130
     input_limits: InputLimits = Field(default_factory=InputLimits)
+    data_governance: DataGovernance = Field(default_factory=DataGovernance)
 
     @field_validator("judges")
     @classmethod
@@ -342,6 +470,24 @@ class TribunalConfig(_Strict):
     def _auditor_name_distinct(self) -> TribunalConfig:
         if self.auditor.name in {j.name for j in self.judges}:
             raise ValueError(f"auditor name {self.auditor.name!r} must differ from the judges' names")
+        return self
+
+    @model_validator(mode="after")
+    def _governance_applied(self) -> TribunalConfig:
+        """The batch queue gets the governed expiries (`BatchConfig.retention`); under the private
+        preset no entry may ask OpenAI to keep its cached prompts a day (`prompt_cache_retention: 24h`)."""
+        gov = self.data_governance
+        if gov.preset == "private":
+            long = [v.name for v in self.vendors() if v.prompt_cache_retention == "24h"]
+            if long:
+                raise ValueError(
+                    f"data_governance.preset private: prompt_cache_retention 24h on {', '.join(long)}; private keeps "
+                    "cached prompts the shortest the model accepts (set shortest, or leave it out)"
+                )
+        retention = BatchRetention(input_file_expires_after_s=gov.openai_input_file_expires_after_s,
+                                   output_files_expire_after_s=gov.openai_output_files_expire_after_s)
+        if self.batch.retention != retention:
+            self.batch = self.batch.model_copy(update={"retention": retention})
         return self
 
     @model_validator(mode="after")

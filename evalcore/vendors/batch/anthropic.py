@@ -4,16 +4,28 @@ Why `params` is `AnthropicVendor.params`: `output_config` (effort, JSON-schema f
 at the top level of the params (not in extra_body), and the shared prefix keeps its
 `cache_control` breakpoint, so prompt caching works inside the batch as it does online. Results
 come from the batch's absolute `results_url`, in any order: joined on `custom_id`.
+
+What it leaves at Anthropic: the batch, requests and results, kept 29 days after creation and not
+covered by zero-data-retention agreements; `delete` removes it once it has ended and the run's
+tables are written (`evalcore.vendors.batch.purge`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import anthropic
 from pydantic import BaseModel
 
 from evalcore.vendors.adapters.anthropic import AnthropicVendor, read_message
-from evalcore.vendors.batch.protocol import BatchItemResult, BatchStatus, approx_bytes
+from evalcore.vendors.batch.journal import VendorObject
+from evalcore.vendors.batch.protocol import (
+    BatchItemResult,
+    BatchStatus,
+    DeleteOutcome,
+    SubmitOptions,
+    approx_bytes,
+)
 from evalcore.vendors.protocol import JudgeRequest
 
 
@@ -34,9 +46,14 @@ class AnthropicBatch(AnthropicVendor):
             succeeded=c.succeeded,
             failed=c.errored + c.canceled + c.expired,
             expires_at=batch.expires_at.timestamp() if batch.expires_at else None,
+            objects=[VendorObject(kind="batch", id=batch.id)],
         )
 
-    async def submit(self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str) -> BatchStatus:
+    async def submit(
+        self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str,
+        options: SubmitOptions = SubmitOptions(),
+    ) -> BatchStatus:
+        """Message batches take no expiry: they are kept 29 days unless deleted (`delete`)."""
         requests: Any = [{"custom_id": cid, "params": self.params(req, schema)} for cid, req, schema in items]
         return self._status(await self._ensure_client().messages.batches.create(requests=requests))
 
@@ -51,6 +68,21 @@ class AnthropicBatch(AnthropicVendor):
             if batch.id not in known and status.total == n_requests:
                 found.append(status)
         return found[0] if len(found) == 1 else None
+
+    async def delete(self, obj: VendorObject) -> DeleteOutcome:
+        """The batch with its requests and results (only an ended batch can be deleted)."""
+        try:
+            await self._ensure_client().messages.batches.delete(obj.id)
+        except anthropic.NotFoundError:
+            return "gone"
+        return "deleted"
+
+    async def exists(self, obj: VendorObject) -> bool:
+        try:
+            await self._ensure_client().messages.batches.retrieve(obj.id)
+        except anthropic.NotFoundError:
+            return False
+        return True
 
     async def poll(self, batch_id: str) -> BatchStatus:
         return self._status(await self._ensure_client().messages.batches.retrieve(batch_id))

@@ -4,6 +4,11 @@ Why the same body as online: each line's `body` is `OpenAIVendor.params` (the te
 the SDK helper `responses.parse` uses), so a batched request is the online request. Output order
 is not guaranteed: lines are joined on `custom_id`. An expired or cancelled request comes back in
 the error file with `response: null` and an `error.code` saying so.
+
+What it leaves at OpenAI: the input file (uploaded with `expires_after`), the batch object (status,
+counts and our opaque label; OpenAI has no delete for it) and the output and error files (created
+with the batch's `output_expires_after`). The files hold the benchmark's text; `delete` removes
+them once the run's tables are written (`evalcore.vendors.batch.purge`).
 """
 
 from __future__ import annotations
@@ -12,11 +17,21 @@ import json
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import openai
 from openai.types.responses import Response
 from pydantic import BaseModel
 
 from evalcore.vendors.adapters.openai import OpenAIVendor, read_response
-from evalcore.vendors.batch.protocol import BatchItemResult, BatchStatus, ItemStatus, approx_bytes
+from evalcore.vendors.batch.journal import VendorObject
+from evalcore.vendors.batch.protocol import (
+    BatchItemResult,
+    BatchStatus,
+    DeleteOutcome,
+    ItemStatus,
+    SubmitOptions,
+    Undeletable,
+    approx_bytes,
+)
 from evalcore.vendors.protocol import JudgeRequest
 
 _ENDPOINT: Literal["/v1/responses"] = "/v1/responses"
@@ -29,6 +44,17 @@ def _ts(value: Any) -> float | None:
     if isinstance(value, datetime):
         return value.replace(tzinfo=value.tzinfo or UTC).timestamp()
     return float(value)
+
+
+def _objects(batch: Any) -> list[VendorObject]:
+    """What an OpenAI batch holds: its input file, itself, and its output and error files once made."""
+    out = [VendorObject(kind="input_file", id=batch.input_file_id)] if batch.input_file_id else []
+    out.append(VendorObject(kind="batch", id=batch.id, holds_text=False, deletable=False))
+    if batch.output_file_id:
+        out.append(VendorObject(kind="output_file", id=batch.output_file_id))
+    if batch.error_file_id:
+        out.append(VendorObject(kind="error_file", id=batch.error_file_id))
+    return out
 
 
 class OpenAIBatch(OpenAIVendor):
@@ -47,20 +73,60 @@ class OpenAIBatch(OpenAIVendor):
             succeeded=counts.completed if counts else 0,
             failed=counts.failed if counts else 0,
             expires_at=_ts(batch.expires_at),
+            objects=_objects(batch),
         )
 
-    async def submit(self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str) -> BatchStatus:
+    async def submit(
+        self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str,
+        options: SubmitOptions = SubmitOptions(),
+    ) -> BatchStatus:
         client = self._ensure_client()
         lines = [
             json.dumps({"custom_id": cid, "method": "POST", "url": _ENDPOINT, "body": self.params(req, schema)})
             for cid, req, schema in items
         ]
-        upload = await client.files.create(file=(f"{label}.jsonl", ("\n".join(lines) + "\n").encode()),
-                                           purpose="batch")
-        batch = await client.batches.create(
-            input_file_id=upload.id, endpoint=_ENDPOINT, completion_window="24h", metadata={"tribunal": label}
-        )
+        data = ("\n".join(lines) + "\n").encode()
+        if options.input_expires_after_s is not None:
+            upload = await client.files.create(
+                file=(f"{label}.jsonl", data), purpose="batch",
+                expires_after={"anchor": "created_at", "seconds": options.input_expires_after_s},
+            )
+        else:
+            upload = await client.files.create(file=(f"{label}.jsonl", data), purpose="batch")
+        if options.created is not None:  # journalled before the batch exists: never an unrecorded copy
+            options.created(VendorObject(kind="input_file", id=upload.id))
+        if options.output_expires_after_s is not None:
+            batch = await client.batches.create(
+                input_file_id=upload.id, endpoint=_ENDPOINT, completion_window="24h", metadata={"tribunal": label},
+                output_expires_after={"anchor": "created_at", "seconds": options.output_expires_after_s},
+            )
+        else:
+            batch = await client.batches.create(
+                input_file_id=upload.id, endpoint=_ENDPOINT, completion_window="24h", metadata={"tribunal": label}
+            )
         return self._status(batch)
+
+    async def delete(self, obj: VendorObject) -> DeleteOutcome:
+        """Files are deleted; a batch object cannot be (OpenAI keeps it, without the text)."""
+        if obj.kind == "batch":
+            raise Undeletable("OpenAI has no delete for a batch object (it keeps status, counts and the opaque "
+                              "label; the text is in its files, which are deleted)")
+        try:
+            await self._ensure_client().files.delete(obj.id)
+        except openai.NotFoundError:
+            return "gone"
+        return "deleted"
+
+    async def exists(self, obj: VendorObject) -> bool:
+        client = self._ensure_client()
+        try:
+            if obj.kind == "batch":
+                await client.batches.retrieve(obj.id)
+            else:
+                await client.files.retrieve(obj.id)
+        except openai.NotFoundError:
+            return False
+        return True
 
     async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
         """The batch whose metadata carries our label (batches are listed newest first)."""

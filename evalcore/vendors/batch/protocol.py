@@ -6,16 +6,24 @@ for every vendor and lives in `evalcore.vendors.batch.queue`. A vendor's batch a
 OpenAI (a JSONL file + a batch on /v1/responses), Anthropic (message batches) and xAI (BatchMgmt
 over gRPC). Each adapter builds its requests with its online adapter's `params`, so a batched
 request is the request an online call would send.
+
+Each adapter also says what the batch created at the vendor (`BatchStatus.objects`, and
+`SubmitOptions.created` for an object that exists before the batch does: OpenAI's input file) and
+deletes it again (`delete`), so the journal can record every copy of the run's data a vendor holds
+and a purge can remove it (`evalcore.vendors.batch.purge`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from evalcore.config.models import VendorConfig
 from evalcore.vendors.adapters.common import Classified
+from evalcore.vendors.batch.journal import VendorObject
 from evalcore.vendors.protocol import JudgeRequest, Usage
 
 ItemStatus = Literal["succeeded", "errored", "expired", "canceled"]
@@ -31,6 +39,35 @@ class BatchStatus(BaseModel):
     succeeded: int = 0
     failed: int = 0
     expires_at: float | None = Field(default=None, description="Unix time the vendor gives up on it.")
+    objects: list[VendorObject] = Field(
+        default_factory=list,
+        description="What the batch holds at the vendor now (OpenAI: its input file, the batch, and its "
+        "output and error files once they exist; Anthropic, xAI: the batch).",
+    )
+
+
+DeleteOutcome = Literal["deleted", "gone"]
+"""deleted: the call deleted it; gone: the vendor no longer has it (a 404: deleted or expired)."""
+
+
+class Undeletable(Exception):
+    """The vendor has no way to delete this object (xAI batches; an OpenAI batch object)."""
+
+
+@dataclass(frozen=True)
+class SubmitOptions:
+    """What a submit needs besides its requests.
+
+    ``input_expires_after_s`` / ``output_expires_after_s``: how long the vendor may keep what the
+    batch creates if nobody deletes it (OpenAI: the input file's ``expires_after`` and the batch's
+    ``output_expires_after``; the other vendors take no such setting). ``created`` is told of each
+    object the submit creates before the batch exists (OpenAI's input file), so it is journalled
+    even when the batch is never created.
+    """
+
+    input_expires_after_s: int | None = None
+    output_expires_after_s: int | None = None
+    created: Callable[[VendorObject], None] | None = None
 
 
 class BatchItemResult(BaseModel):
@@ -59,7 +96,9 @@ class BatchAPI(Protocol):
         """About how many bytes the request adds to a batch (for the per-batch byte limit)."""
         ...
 
-    async def submit(self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str) -> BatchStatus:
+    async def submit(
+        self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str, options: SubmitOptions = ...
+    ) -> BatchStatus:
         """Create one batch holding `items` (custom id, request, output schema)."""
         ...
 
@@ -74,6 +113,15 @@ class BatchAPI(Protocol):
 
     async def collect(self, batch_id: str) -> list[BatchItemResult]:
         """Every request's outcome of an ended batch (may be called again: results are kept)."""
+        ...
+
+    async def delete(self, obj: VendorObject) -> DeleteOutcome:
+        """Delete one object this adapter's batches created; raises `Undeletable` when the vendor
+        cannot, any other exception when the call failed (a later purge tries again)."""
+        ...
+
+    async def exists(self, obj: VendorObject) -> bool:
+        """Whether the vendor still holds the object (`tribunal status --check`)."""
         ...
 
     def classify(self, exc: BaseException) -> Classified:

@@ -22,6 +22,12 @@ batch prices before it is submitted; a batch that could cross the cap is not sub
 requests fail with kind `cost_cap` (see `evalcore.vendors.cost_cap`).
 
 Preflight calls always go online (they check keys and models before a run, in seconds).
+
+What the vendor keeps: every object a batch creates there (an OpenAI input file, the batch, its
+output and error files) is journalled as soon as its id is known, the input file before the batch
+is created; OpenAI files are created with the expiries of `BatchConfig.retention` (set from the
+configuration's `data_governance`). Deleting them once the run's tables are written is the purge's
+job (`evalcore.vendors.batch.purge`), not the queue's: a resumed run may need to collect again.
 """
 
 from __future__ import annotations
@@ -43,8 +49,8 @@ from pydantic import BaseModel
 from evalcore.config.models import BatchConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors.adapters.common import BadOutput, validate_output
-from evalcore.vendors.batch.journal import BatchJournal, BatchRecord
-from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus
+from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, VendorObject
+from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus, SubmitOptions
 from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor, complete_each
 from evalcore.vendors.retry import Failure, RetryState, next_delay
@@ -324,9 +330,16 @@ class BatchingVendor:
                         q.batch.set_exception(_CapRefused())
                         q.batch.exception()
                 return
+        def created(obj: VendorObject) -> None:  # e.g. OpenAI's input file, before the batch exists
+            if record.add_objects([obj]):
+                self.journal.save(record)
+
+        retention = self.settings.retention
+        options = SubmitOptions(input_expires_after_s=retention.input_file_expires_after_s,
+                                output_expires_after_s=retention.output_files_expire_after_s, created=created)
         try:
             self.journal.save(record)  # the intent, before the vendor hears of it (see evalcore.vendors.batch.journal)
-            status = await self.api.submit(batch, record.label)
+            status = await self.api.submit(batch, record.label, options)
         except Exception as exc:
             kind = self.api.classify(exc).kind
             cause = f"submitting a batch of {len(items)} failed: {self.api.redact(str(exc))[:300]}"
@@ -359,6 +372,7 @@ class BatchingVendor:
         record.phase = "submitted"
         record.vendor_status = status.vendor_status
         record.expires_at = status.expires_at
+        record.add_objects(status.objects)
         self.journal.save(record)
 
     async def _recover(self) -> None:
@@ -455,6 +469,7 @@ class BatchingVendor:
             if cid in wanted
         }
         record.phase = "collected"
+        record.collected_at = time.time()
         self.journal.save(record)
         self.stats["batches_collected"] += 1
         return by_id
@@ -475,7 +490,8 @@ class BatchingVendor:
         if status.ended and record.phase == "submitted":
             record.phase = "ended"
             record.ended_at = time.time()
-        if (record.vendor_status, record.succeeded, record.failed, record.phase) != before:
+        added = record.add_objects(status.objects)  # output and error files, once the batch has them
+        if added or (record.vendor_status, record.succeeded, record.failed, record.phase) != before:
             self.journal.save(record)
 
     def _mark(self, batch_id: str, cid: str, outcome: Any) -> None:

@@ -3,6 +3,11 @@
 Why chats built by `XAIVendor.params`: `client.batch.add` takes the same chat objects an online
 call samples (with a `batch_request_id`), so the batched request is the online one. Batch requests
 do not count toward xAI's rate limits; each answer carries its cost at the batch price, used as is.
+
+What it leaves at xAI: the batch with its requests and results, for a time xAI does not publish.
+BatchMgmt has no delete (create, add, get, list, cancel only), so `delete` raises `Undeletable`:
+an operator who cannot leave a benchmark there refuses xAI batch mode
+(`data_governance.batch_allowed.xai: false`, set by the `private` preset).
 """
 
 from __future__ import annotations
@@ -13,7 +18,15 @@ import grpc
 from pydantic import BaseModel
 
 from evalcore.vendors.adapters.xai import XAIVendor, read_chat_response
-from evalcore.vendors.batch.protocol import BatchItemResult, BatchStatus, ItemStatus
+from evalcore.vendors.batch.journal import VendorObject
+from evalcore.vendors.batch.protocol import (
+    BatchItemResult,
+    BatchStatus,
+    DeleteOutcome,
+    ItemStatus,
+    SubmitOptions,
+    Undeletable,
+)
 from evalcore.vendors.protocol import JudgeRequest
 
 PAGE = 100
@@ -38,9 +51,14 @@ class XAIBatch(XAIVendor):
             succeeded=s.num_success,
             failed=s.num_error + s.num_cancelled,
             expires_at=expires,
+            objects=[VendorObject(kind="batch", id=batch.batch_id, deletable=False)],
         )
 
-    async def submit(self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str) -> BatchStatus:
+    async def submit(
+        self, items: list[tuple[str, JudgeRequest, type[BaseModel]]], label: str,
+        options: SubmitOptions = SubmitOptions(),
+    ) -> BatchStatus:
+        """xAI batches take no expiry setting."""
         client = self._ensure_client()
         batch = await client.batch.create(batch_name=label)
         for start in range(0, len(items), ADD_CHUNK):
@@ -61,6 +79,19 @@ class XAIBatch(XAIVendor):
             token = page.pagination_token or None
             if not token:
                 return None
+
+    async def delete(self, obj: VendorObject) -> DeleteOutcome:
+        raise Undeletable("xAI's batch API has no delete: the batch, its requests and results stay at xAI "
+                          "(retention not published)")
+
+    async def exists(self, obj: VendorObject) -> bool:
+        try:
+            await self._ensure_client().batch.get(obj.id)
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return False
+            raise
+        return True
 
     async def poll(self, batch_id: str) -> BatchStatus:
         return self._status(await self._ensure_client().batch.get(batch_id))

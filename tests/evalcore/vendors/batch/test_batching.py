@@ -189,8 +189,8 @@ async def test_a_driver_killed_between_the_submit_call_and_its_journal_entry_sub
 
         died = asyncio.Event()
 
-        async def submit_then_die(items, label):  # the vendor has the batch; the driver dies before saving its id
-            await submit(items, label)
+        async def submit_then_die(items, label, options):  # the vendor has the batch; the driver dies before saving its id
+            await submit(items, label, options)
             died.set()
             raise asyncio.CancelledError
 
