@@ -338,7 +338,12 @@ class _PdfMeasure:
             if not _is_stream(form) or form.get("/Subtype") != "/Form" or id(form) in seen:
                 continue
             seen.add(id(form))
-            data = self._charge(number, measured, form, f"form {name}")
+            try:
+                data = self._charge(number, measured, form, f"form {name}")
+            except LimitExceeded:
+                raise
+            except Exception:  # a form pypdf cannot decode: it skips it with a warning, and so do we
+                continue
             measured.shows_text = measured.shows_text or any(op in data for op in _TEXT_OPERATORS)
             inner = _resolved(form.get("/Resources"))
             self._resources(number, measured, inner if _is_dict(inner) else resources, data, seen, depth + 1)
@@ -349,8 +354,17 @@ class _PdfMeasure:
         if not _is_dict(font):
             return 1, name
         known = self.fonts.get(id(font))
-        if known is not None:
-            return known
+        if known is None:
+            try:
+                known = self._font_expansion(number, font, name)
+            except LimitExceeded:
+                raise
+            except Exception:  # a map or program pypdf cannot decode: it fails or skips the font itself
+                known = (1, name)
+            self.fonts[id(font)] = known
+        return known
+
+    def _font_expansion(self, number: int, font: Any, name: str) -> tuple[int, str]:
         expansion = 1
         to_unicode = _resolved(font.get("/ToUnicode"))
         if _is_stream(to_unicode):
@@ -369,7 +383,6 @@ class _PdfMeasure:
         differences = _resolved(encoding.get("/Differences")) if _is_dict(encoding) else []
         if _is_array(differences):
             expansion = max([expansion] + [_glyph_chars(str(g)) for g in differences if isinstance(g, str)])
-        self.fonts[id(font)] = (expansion, name)
         return expansion, name
 
     def _font_stream(self, number: int, stream: Any, what: str) -> bytes:

@@ -272,3 +272,9 @@ def test_the_pdf_and_criteria_limits_are_configuration(tmp_path) -> None:
     got = load_config(cfg).input_limits
     assert (got.max_pdf_page_content_bytes, got.max_pdf_content_bytes, got.max_pdf_page_chars,
             got.max_pdf_text_chars, got.max_task_criteria) == (1000, 2000, 30, 40, 5)
+
+
+def test_a_form_pypdf_cannot_decode_is_skipped_by_the_measure_as_pypdf_skips_it() -> None:
+    broken = {b"Fm0": b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Filter /NoSuchFilter /Length 4 >>\nstream\nabcd\nendstream"}
+    data = pdf_pages([[pdf_stream(text_line("Exhibit E: the seal is illegible.") + b"/Fm0 Do")]], xobjects=broken)
+    assert "Exhibit E: the seal is illegible." in convert("exhibit.pdf", data).text
