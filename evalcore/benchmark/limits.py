@@ -320,7 +320,10 @@ class _PdfMeasure:
         self, number: int, measured: _PdfPage, resources: Any, content: bytes, seen: set[int], depth: int
     ) -> None:
         """Fonts of ``resources`` and the forms ``content`` may draw (every name it mentions that is a
-        form: a comment or an escape between the name and ``Do`` cannot hide one), recursively."""
+        form: a comment or an escape between the name and ``Do`` cannot hide one), recursively.
+
+        Each form is measured once per page (``seen``), however often it is drawn: pypdf keeps one
+        decoded copy of it, and the text of repeated drawings is counted as it is extracted."""
         if not _is_dict(resources) or depth > _FORM_DEPTH:
             return
         fonts = _resolved(resources.get("/Font"))
@@ -347,7 +350,6 @@ class _PdfMeasure:
             measured.shows_text = measured.shows_text or any(op in data for op in _TEXT_OPERATORS)
             inner = _resolved(form.get("/Resources"))
             self._resources(number, measured, inner if _is_dict(inner) else resources, data, seen, depth + 1)
-            seen.discard(id(form))
 
     def _font(self, number: int, font: Any, name: str) -> tuple[int, str]:
         """(characters one code of this font can become, its name), charging its maps and program once."""

@@ -16,6 +16,7 @@ from evalcore.config.load import load_config
 from evalcore.config.models import InputLimits
 from evalcore.errors import ConfigError, DocumentError
 from tests.badinputs.build import (
+    HELVETICA,
     many_criteria,
     pdf_content_bomb,
     pdf_file,
@@ -278,3 +279,22 @@ def test_a_form_pypdf_cannot_decode_is_skipped_by_the_measure_as_pypdf_skips_it(
     broken = {b"Fm0": b"<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Filter /NoSuchFilter /Length 4 >>\nstream\nabcd\nendstream"}
     data = pdf_pages([[pdf_stream(text_line("Exhibit E: the seal is illegible.") + b"/Fm0 Do")]], xobjects=broken)
     assert "Exhibit E: the seal is illegible." in convert("exhibit.pdf", data).text
+
+
+def test_forms_naming_one_another_many_times_are_measured_once_each_not_once_per_path() -> None:
+    """16 nested forms, each naming the next under 40 names: 40^15 paths, 16 forms to measure."""
+    depth, fanout = 16, 40
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> "
+               b"/XObject << /X0 6 0 R >> >> /Contents 4 0 R >>",
+               pdf_stream(text_line("Nested exhibits follow.") + b"/X0 Do"), HELVETICA]
+    for level in range(depth):
+        names = b" ".join(b"/N%d" % i for i in range(fanout))
+        refs = b" ".join(b"/N%d %d 0 R" % (i, 7 + level) for i in range(fanout)) if level < depth - 1 else b""
+        body = b" ".join(b"/N%d Do" % i for i in range(fanout)) if level < depth - 1 else text_line("Innermost.")
+        objects.append(_form(body + b" % " + names, b"/Font << /F1 5 0 R >> /XObject << %s >> " % refs))
+    measure = limits._PdfMeasure(InputLimits())
+    from pypdf import PdfReader
+
+    facts = measure.page(1, PdfReader(io.BytesIO(pdf_file(objects))).pages[0])
+    assert facts.shows_text and 0 < facts.content_bytes < depth * 2 * fanout * 10
