@@ -25,6 +25,7 @@ the auditor trimmed or wrapped is found by its last line, then by its longest li
 
 from __future__ import annotations
 
+import bisect
 import email.utils
 import io
 import re
@@ -271,15 +272,28 @@ class Locator:
             self._groups = [_paged_units(document.text)]
         else:
             self._groups = [_line_units(document.text)]
-        self._normalised = [[normalise(u.text) for u in group] for group in self._groups]
+        # each group's units joined by a separator no passage holds: one `str.find` scans a whole
+        # workbook, and the unit is found by bisecting the start offsets (a report locates many passages)
+        self._joined: list[tuple[str, list[int]]] = []
+        for group in self._groups:
+            texts = [normalise(u.text) for u in group]
+            starts, at = [], 0
+            for t in texts:
+                starts.append(at)
+                at += len(t) + 1
+            self._joined.append(("\0".join(texts), starts))
 
     def _search(self, candidate: str, page: str | None) -> Unit | None:
-        for group, texts in zip(self._groups, self._normalised, strict=True):
-            for unit, text in zip(group, texts, strict=True):
-                if page is not None and unit.page is not None and unit.page.casefold() != page.casefold():
-                    continue
-                if candidate in text:
+        if "\0" in candidate:
+            return None
+        wanted = page.casefold() if page is not None else None
+        for group, (joined, starts) in zip(self._groups, self._joined, strict=True):
+            at = joined.find(candidate)
+            while at >= 0:
+                unit = group[bisect.bisect_right(starts, at) - 1]
+                if wanted is None or unit.page is None or unit.page.casefold() == wanted:
                     return unit
+                at = joined.find(candidate, at + 1)
         return None
 
     def _matches(self, passage: str, page: str | None) -> Iterator[Unit]:
