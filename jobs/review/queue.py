@@ -6,9 +6,10 @@ Order (docs/REVIEW.md):
    in complete current gradings: one of them zeroes a task, so they move scores;
 2. **split criteria** — a criterion of a submission on which the judges disagree (some pass, some
    fail): the panel's own uncertainty, where an expert's call is worth most;
-3. **a calibration sample** — K of the other items (flags Stage 2 rejected or found minor, single
-   judges' verdicts), chosen by hashing the seed with each item's identity (md5) and taking the
-   K smallest: the same seed gives the same sample on every machine, and a sweep-sized verdict
+3. **a calibration sample** — K of the other items: up to half of them flags Stage 2 rejected or
+   found minor (the auditor's calls), the rest single judges' verdicts on criteria where the panel
+   agreed (the judges' calls). Within each kind, the items whose md5 of the seed and their identity
+   is smallest: the same seed gives the same sample on every machine, and a sweep-sized verdict
    table is sampled in one streaming top-K query.
 
 Only complete current gradings (`current_gradings`) are reviewed: an incomplete grading is
@@ -313,18 +314,21 @@ def build_queue(data: RunData, *, seed: int, sample: int) -> list[QueueItem]:
         items.append(QueueItem(n=len(items), section=section, kind=kind, system=system, task_id=task_id, area=area,
                                grading_id=gid, key=key, **extra))
 
-    others: list[tuple[str, tuple[Any, ...]]] = []
+    other_flags: list[tuple[str, tuple[Any, ...]]] = []
     for system, task_id, area, gid, index, category, status, materiality in flags:
         if counted_materiality(status, materiality) == "material":
             add("material", "flag", system, task_id, area, gid, flag_index=int(index), category=category)
         else:
-            others.append((_md5(seed, "flag", system, task_id, index), ("flag", system, task_id, area, gid, index,
-                                                                         category)))
+            other_flags.append((_md5(seed, "flag", system, task_id, index),
+                                ("flag", system, task_id, area, gid, index, category)))
     for system, task_id, area, gid, cid in split:
         add("split", "criterion", system, task_id, area, gid, criterion_id=cid)
-    for system, task_id, area, gid, cid, judge, h in sampled_verdicts:
-        others.append((str(h), ("verdict", system, task_id, area, gid, cid, judge)))
-    for _, row in sorted(others)[:sample]:
+    verdicts = [(str(h), ("verdict", system, task_id, area, gid, cid, judge))
+                for system, task_id, area, gid, cid, judge, h in sampled_verdicts]
+    # up to half the sample from the flags (verdicts outnumber them a hundredfold), the rest verdicts
+    n_flags = min(len(other_flags), (sample + 1) // 2)
+    chosen = sorted(other_flags)[:n_flags] + verdicts[: sample - n_flags]
+    for _, row in sorted(chosen):
         if row[0] == "flag":
             _, system, task_id, area, gid, index, category = row
             add("sample", "flag", system, task_id, area, gid, flag_index=int(index), category=category)
