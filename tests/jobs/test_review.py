@@ -291,6 +291,7 @@ def _reference_rate(run: str, system: str) -> float:
 
 
 @pytest.mark.ray
+@pytest.mark.timeout(1200)  # the first one sweeps the sample on Ray: minutes on a busy machine
 @pytest.mark.browser
 @needs_chromium
 def test_a_reviewer_decides_three_items_by_keyboard_and_finds_them_kept_after_reload(run: Path, tmp_path: Path) -> None:
@@ -380,6 +381,7 @@ def test_a_reviewer_decides_three_items_by_keyboard_and_finds_them_kept_after_re
 
 
 @pytest.mark.ray
+@pytest.mark.timeout(1200)  # the first one sweeps the sample on Ray: minutes on a busy machine
 @pytest.mark.browser
 @needs_chromium
 def test_the_filters_narrow_the_queue_and_its_progress(run: Path) -> None:
@@ -410,6 +412,7 @@ def test_the_filters_narrow_the_queue_and_its_progress(run: Path) -> None:
 
 
 @pytest.mark.ray
+@pytest.mark.timeout(1200)  # the first one sweeps the sample on Ray: minutes on a busy machine
 def test_item_pages_show_what_an_expert_needs_and_load_nothing_from_elsewhere(run: Path) -> None:
     data = RunData(str(run))
     items = build_queue(data, seed=int(data.record.config.seed), sample=20)
@@ -438,6 +441,7 @@ def test_item_pages_show_what_an_expert_needs_and_load_nothing_from_elsewhere(ru
 
 
 @pytest.mark.ray
+@pytest.mark.timeout(1200)  # the first one sweeps the sample on Ray: minutes on a busy machine
 def test_a_decision_without_reviewer_or_reason_or_from_another_origin_is_refused(run: Path) -> None:
     data = RunData(str(run))
     item = build_queue(data, seed=int(data.record.config.seed), sample=0)[0]
@@ -459,6 +463,7 @@ def test_a_decision_without_reviewer_or_reason_or_from_another_origin_is_refused
 
 
 @pytest.mark.ray
+@pytest.mark.timeout(1200)  # the first one sweeps the sample on Ray: minutes on a busy machine
 @pytest.mark.s3
 def test_two_reviewers_deciding_at_once_on_an_s3_run_lose_no_decision(swept: Path, s3_server: str, tmp_path: Path) -> None:
     local = tmp_path / "run"
