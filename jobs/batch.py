@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.text import Text
 
 from evalcore.config.models import TribunalConfig
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
 from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json, read_table
+from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from evalcore.vendors.batch.journal import BatchRecord, load_all
 
 EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}
@@ -116,24 +117,31 @@ def _state(r: BatchRecord) -> str:
     return "in progress" if r.vendor_status not in ("submitted", "validating") else "submitted"
 
 
-def render_status(status: RunStatus, console: Console) -> None:
-    """One table per vendor of its batches, then the run's progress."""
+def status_blocks(status: RunStatus) -> list[Block]:
+    """The run's progress, then one table per vendor of its batches (laid out by `evalcore.tables`)."""
     graded = sum(status.submissions.values())
     progress = ", ".join(f"{n} {s}" for s, n in sorted(status.submissions.items())) or "nothing graded yet"
-    console.print(f"[bold]{status.run_id}[/] ({status.run_uri}) — {'batch' if status.batch_mode else 'online'} "
-                  f"mode, {'finished' if status.finished else 'not finished'}; submissions: {graded} graded "
-                  f"({progress})")
+    out: list[Block] = [Text.assemble(
+        (status.run_id, "bold"), f" ({status.run_uri}) — {'batch' if status.batch_mode else 'online'} "
+        f"mode, {'finished' if status.finished else 'not finished'}; submissions: {graded} graded ({progress})")]
     if not status.batches:
-        console.print("no batches submitted")
-        return
+        return [*out, "no batches submitted"]
     for vendor, records in sorted(status.batches.items()):
-        t = Table(title=f"{vendor}: {len(records)} batch(es)")
-        for col in ("batch", "state", "vendor status", "requests", "succeeded", "failed", "submitted", "expires at"):
-            t.add_column(col)
+        t = TableSpec([Column("batch", "id"), Column("state", "text"), Column("vendor status", "id"),
+                       Column("requests", "number"), Column("succeeded", "number"), Column("failed", "number"),
+                       Column("submitted", "id"), Column("expires at", "id")],
+                      title=f"{vendor}: {len(records)} batch(es)")
         for r in records:
             failed = r.failed or sum(1 for o in r.outcomes.values() if o != "succeeded")
-            t.add_row(r.batch_id or r.label, _state(r), r.vendor_status, str(len(r.requests)), str(r.succeeded),
-                      str(failed), _when(r.submitted_at), _when(r.expires_at))
-        console.print(t)
+            t.add_row(r.batch_id or r.label, _state(r), r.vendor_status, Cell(str(len(r.requests)), len(r.requests)),
+                      Cell(str(r.succeeded), r.succeeded), Cell(str(failed), failed), _when(r.submitted_at),
+                      _when(r.expires_at))
+        out.append(t)
     open_batches = sum(1 for rs in status.batches.values() for r in rs if r.phase != "collected")
-    console.print(f"{open_batches} batch(es) not collected yet" if open_batches else "every batch collected")
+    out.append(f"{open_batches} batch(es) not collected yet" if open_batches else "every batch collected")
+    return out
+
+
+def render_status(status: RunStatus, console: Console, fmt: TableFormat = TableFormat.TABLE) -> None:
+    """`status_blocks` in `fmt`: the tables fit the console's width, never cut."""
+    emit(console, status_blocks(status), fmt)

@@ -12,6 +12,7 @@ from rich.text import Text
 from evalcore.config.models import VendorMode
 from evalcore.emulation import EmulationOptions
 from evalcore.storage.store import valid_run_id
+from evalcore.tables import TableFormat
 
 if TYPE_CHECKING:
     from jobs.sweep import SweepSummary
@@ -71,6 +72,22 @@ VendorsOpt = Annotated[
 ConfigOpt = Annotated[
     str | None, typer.Option("--config", "-c", help="YAML overriding evalcore/config/defaults.yaml.")
 ]
+FormatOpt = Annotated[
+    TableFormat,
+    typer.Option(
+        "--format", case_sensitive=False,
+        help="table: laid out for the terminal's (or a log's: 80 columns) width, split into bands or stacked "
+        "one block per row when narrow, never cut; json: everything (as --json); csv: the tables' values "
+        "(several tables: one section each after a `# title` line); markdown: tables and notes as a document.",
+    ),
+]
+
+
+def output_format(fmt: TableFormat, json_flag: bool) -> TableFormat:
+    """The format asked for: `--json` is kept as the alias of `--format json`."""
+    if json_flag and fmt not in (TableFormat.TABLE, TableFormat.JSON):
+        raise typer.BadParameter(f"--json is --format json: give one of --json and --format {fmt.value}")
+    return TableFormat.JSON if json_flag else fmt
 
 # --------------------------------------------------------------------------------------------
 # Emulated vendors: the options `tribunal sweep --vendors emulated` and `tribunal emulate` share

@@ -10,10 +10,12 @@ from rich.console import Console
 from rich.text import Text
 
 from evalcore.errors import TribunalError
-from jobs.commands.common import S3_HELP, ConfigOpt, print_error, use_endpoint
+from evalcore.tables import TableFormat
+from jobs.commands.common import S3_HELP, ConfigOpt, FormatOpt, output_format, print_error, use_endpoint
 
 if TYPE_CHECKING:
     from evalcore.grading.estimate import Estimate
+    from evalcore.tables import Block
 
 
 def estimate(
@@ -35,7 +37,8 @@ def estimate(
         bool,
         typer.Option("--batch", help="Price batch mode (the vendors' batch APIs; cache warming off), as `sweep --batch`."),
     ] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the estimate as JSON.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the estimate as JSON (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
 ) -> None:
     """What a sweep will cost before it starts: every request built as the sweep builds it, not sent.
@@ -62,6 +65,7 @@ def estimate(
     from jobs.batch import with_batch
 
     use_endpoint(endpoint_url)
+    fmt = output_format(fmt, json_out)
     console = Console(stderr=True)
     try:
         cfg = with_batch(load_config(config), True if batch else None)
@@ -95,10 +99,10 @@ def estimate(
             console.print(Text(f"  {line}"), soft_wrap=True)  # a path is never broken across lines
         if len(left_out) > 20:
             console.print(Text(f"  ... and {len(left_out) - 20} more (`tribunal validate` lists them all)"))
-    if json_out:
+    if fmt is TableFormat.JSON:
         print(json.dumps(estimate_json(est), indent=1))
     else:
-        render_estimate(est, Console())
+        render_estimate(est, Console(), fmt)
 
 
 def estimate_json(est: Estimate) -> dict[str, Any]:
@@ -109,22 +113,42 @@ def estimate_json(est: Estimate) -> dict[str, Any]:
     return data
 
 
-def render_estimate(est: Estimate, out: Console) -> None:
-    """The estimate as a table per vendor, the cost per graded submission, and its assumptions."""
-    from rich.table import Table
-
+def estimate_blocks(est: Estimate) -> list[Block]:
+    """The estimate as a table per vendor (and the total), the cost per graded submission, and its
+    assumptions. Texts are `evalcore.grading.estimate.render_table`'s, values the estimate's own."""
     from evalcore.grading.estimate import render_table
+    from evalcore.tables import Cell, Column, TableSpec
 
     modes = list(est.cost_usd)
-    t = Table(title=f"estimate ({est.pricing}): {est.submissions:,} submissions ({est.too_long} too long), "
-                    f"cache warming {'on' if est.warm else 'off'}")
-    for col in ("vendor", "model", "calls", "input tokens", "cached", "output tokens",
-                *(f"USD {m}" for m in modes), "min wall"):
-        t.add_column(col, justify="left" if col in ("vendor", "model") else "right")
-    for row in render_table(est):
-        t.add_row(*row)
-    out.print(t)
+    t = TableSpec(
+        [Column("vendor", "id"), Column("model", "id"), Column("calls", "number"),
+         Column("input tokens", "number"), Column("cached", "number", ("cached_share",)),
+         Column("output tokens", "number"), *(Column(f"USD {m}", "number", (f"usd_{m}",)) for m in modes),
+         Column("min wall", "number", ("min_wall_s",))],
+        title=f"estimate ({est.pricing}): {est.submissions:,} submissions ({est.too_long} too long), "
+              f"cache warming {'on' if est.warm else 'off'}",
+    )
+    values: list[list[Any]] = [
+        [v.vendor, v.model, v.calls, v.input_tokens, v.cached_input_tokens / v.input_tokens if v.input_tokens else 0.0,
+         v.output_tokens, *(v.cost_usd.get(m, 0.0) for m in modes), v.min_wall_s]
+        for v in est.vendors
+    ]
+    values.append(["total", "", sum(v.calls for v in est.vendors), sum(v.input_tokens for v in est.vendors),
+                   est.cached_share, sum(v.output_tokens for v in est.vendors), *(est.cost_usd[m] for m in modes),
+                   est.min_wall_s])
+    for texts, row in zip(render_table(est), values, strict=True):
+        t.add_row(*(Cell(text, value) for text, value in zip(texts, row, strict=True)))
     a = est.assumptions
-    out.print("USD per graded submission: " + ", ".join(f"{m} ${est.per_submission(m):,.4f}" for m in modes))
-    out.print(f"assumed: audited share {a.audited_share:.2f}, Stage 2 share {a.verify_share:.2f}, output tokens "
-              + ("measured in " + a.calibrated_from if a.calibrated_from else "per purpose + reasoning effort (defaults)"))
+    return [
+        t,
+        "USD per graded submission: " + ", ".join(f"{m} ${est.per_submission(m):,.4f}" for m in modes),
+        f"assumed: audited share {a.audited_share:.2f}, Stage 2 share {a.verify_share:.2f}, output tokens "
+        + ("measured in " + a.calibrated_from if a.calibrated_from else "per purpose + reasoning effort (defaults)"),
+    ]
+
+
+def render_estimate(est: Estimate, out: Console, fmt: TableFormat = TableFormat.TABLE) -> None:
+    """Print `estimate_blocks` in `fmt`; the table fits the console's width (stacked when narrow)."""
+    from evalcore.tables import emit
+
+    emit(out, estimate_blocks(est), fmt)

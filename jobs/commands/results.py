@@ -8,13 +8,15 @@ import typer
 from rich.console import Console
 
 from evalcore.errors import TribunalError
-from jobs.commands.common import S3_HELP, print_error
+from evalcore.tables import TableFormat
+from jobs.commands.common import S3_HELP, FormatOpt, output_format, print_error
 
 
 def reduce_cmd(
     run: Annotated[str, typer.Argument(help="Run folder written by `sweep`: a local path or s3://bucket/prefix/<run_id>.")],
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print leaderboard.json instead of the table.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print leaderboard.json instead of the table (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
     adjudications: Annotated[
         bool,
         typer.Option("--adjudications/--no-adjudications",
@@ -30,16 +32,17 @@ def reduce_cmd(
     """
     from jobs.reduce import reduce_run, render_leaderboard
 
+    fmt = output_format(fmt, json_out)
     console = Console()
     try:
         lb = reduce_run(run, endpoint_override=endpoint_url, adjudications=adjudications)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
-    if json_out:
+    if fmt is TableFormat.JSON:
         console.print_json(lb.model_dump_json())
     else:
-        render_leaderboard(lb, console)
+        render_leaderboard(lb, console, fmt)
 
 
 def report_cmd(
@@ -77,7 +80,8 @@ def calibrate_cmd(
                      "Default: the run's adjudications (`tribunal review`, `tribunal adjudicate`)."),
     ] = None,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print calibration.json instead of the tables.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print calibration.json instead of the tables (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
     sample_only: Annotated[
         bool, typer.Option("--sample-only", help="With adjudications as labels: only the seeded random sample (unbiased).")
     ] = False,
@@ -105,15 +109,16 @@ def calibrate_cmd(
     """
     from jobs.calibrate import calibrate_run, render_calibration
 
+    fmt = output_format(fmt, json_out)
     try:
         cal = calibrate_run(run, labels, endpoint_override=endpoint_url, sample_only=sample_only)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
-    if json_out:
+    if fmt is TableFormat.JSON:
         Console().print_json(cal.model_dump_json())
     else:
-        render_calibration(cal, Console())
+        render_calibration(cal, Console(), fmt)
 
 
 def compare_cmd(
@@ -123,7 +128,8 @@ def compare_cmd(
     ] = None,
     out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the comparison as JSON here.")] = None,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of tables.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of tables (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
     adjudicated: Annotated[
         bool, typer.Option("--adjudicated", help="Compare RUN_A's raw view with its adjudicated view (no RUN_B).")
     ] = False,
@@ -142,12 +148,13 @@ def compare_cmd(
     """
     from jobs.compare import compare_runs, render_comparison
 
+    fmt = output_format(fmt, json_out)
     try:
         cmp = compare_runs(run_a, run_b, out=out, endpoint_override=endpoint_url, adjudicated=adjudicated)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
-    if json_out:
+    if fmt is TableFormat.JSON:
         Console().print_json(cmp.model_dump_json())
     else:
-        render_comparison(cmp, Console())
+        render_comparison(cmp, Console(), fmt)

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from evalcore.benchmark.validate import render
 from evalcore.benchmark.validate import validate as run_validation
@@ -15,6 +14,7 @@ from evalcore.config.models import VendorMode
 from evalcore.emulation import EmulationOptions
 from evalcore.errors import TribunalError
 from evalcore.grading.scoring import AuditMode
+from evalcore.tables import TableFormat
 from jobs.commands.common import (
     EMULATION_DEFAULTS,
     EXIT_BAD_INPUT,
@@ -28,6 +28,7 @@ from jobs.commands.common import (
     EmulatorConfigOpt,
     EmulatorSeedOpt,
     FaultsOpt,
+    FormatOpt,
     LatencyOpt,
     PersonasOpt,
     RpmOpt,
@@ -36,6 +37,7 @@ from jobs.commands.common import (
     check_max_cost,
     check_run_id,
     emulation_options,
+    output_format,
     print_error,
     sweep_exit_code,
     use_endpoint,
@@ -66,8 +68,9 @@ def validate(
     ] = None,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the full report as JSON (every missing deliverable).")
+        bool, typer.Option("--json", help="Print the full report as JSON (every missing deliverable; = --format json).")
     ] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
     config: Annotated[
         str | None,
         typer.Option("--config", "-c", help="YAML overriding evalcore/config/defaults.yaml (its input_limits and ocr.low_confidence apply)."),
@@ -97,6 +100,7 @@ def validate(
     """
     from evalcore.config.load import load_config
 
+    fmt = output_format(fmt, as_json)
     try:
         cfg = load_config(config, vendors=VendorMode.OFFLINE)
     except TribunalError as exc:
@@ -105,10 +109,10 @@ def validate(
     report = run_validation(benchmark, submissions, endpoint_override=endpoint_url, limits=cfg.input_limits,
                             low_confidence=cfg.ocr.low_confidence)
     console = Console()
-    if as_json:
+    if fmt is TableFormat.JSON:
         console.print_json(report.model_dump_json())
     else:
-        render(report, console)
+        render(report, console, fmt=fmt)
     raise typer.Exit(code=0 if report.ok else 1)
 
 
@@ -321,7 +325,8 @@ def run_sweep_command(cmd: SweepCommand) -> None:
 
 def status(
     run: Annotated[str, typer.Argument(help="A run folder (local or s3://), e.g. runs/run-2f1c….")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
 ) -> None:
     """Show a run: every batch per vendor (submitted, in progress, done, failed, expires at) and
@@ -334,25 +339,28 @@ def status(
     """
     from jobs.batch import render_status, run_status
 
+    fmt = output_format(fmt, as_json)
     use_endpoint(endpoint_url)
     try:
         report = run_status(run)
     except TribunalError as exc:
         print_error(exc)  # plain text: a run path may hold "[/]", which rich markup would choke on
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    if as_json:
+    if fmt is TableFormat.JSON:
         import json as _json
 
         print(_json.dumps(report.as_dict(), indent=1, default=str))
     else:
-        render_status(report, Console())
+        render_status(report, Console(), fmt)
 
 
 def _print_summary(summary: SweepSummary, console: Console) -> None:
-    from rich.table import Table
+    """The sweep's counts as a key/value table, whole at any width (`evalcore.tables`), then rejections."""
+    from evalcore.tables import Column, TableSpec, emit
 
     s = summary.as_dict()
-    t = Table(title=Text(f"sweep {s['run_id']} -> {s['run_uri']}"), show_header=False)
+    t = TableSpec([Column("key", "id"), Column("value", "text")], title=f"sweep {s['run_id']} -> {s['run_uri']}",
+                  show_header=False)
     for key in ("attempt", "submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
                 "failed_shards", "cancelled_shards",
                 "rejected", "paid_calls", "reused_calls", "rate_limited", "batches_submitted", "cost_usd",
@@ -364,7 +372,7 @@ def _print_summary(summary: SweepSummary, console: Console) -> None:
     if s.get("ocr", {}).get("documents"):
         o = s["ocr"]
         t.add_row("ocr_pages", f"{o['pages_ocred']:,} recognised, {o['pages_cached']:,} cached ({o['wall_s']:.1f} s)")
-    console.print(t)
+    emit(console, [t])
     if s["rejections"]:
         console.print(f"[yellow]{s['rejected']} input(s) rejected (the rest of the sweep went on):[/]")
         for line in s["rejections"][:20]:
