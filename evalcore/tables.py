@@ -153,6 +153,7 @@ class TableSpec:
 MIN_PROSE_WIDTH = 16
 """The narrowest a prose column may be squeezed to in a wide table (else the table is stacked)."""
 
+
 @dataclass(frozen=True)
 class WholeLine:
     """A line printed unbroken whatever the width (e.g. a `file: reason` someone will grep for)."""
@@ -200,7 +201,10 @@ def emit(console: Console, blocks: Iterable[Block], fmt: TableFormat = TableForm
 
 
 def _print_verbatim(console: Console, text: str) -> None:
-    console.print(Text(text.rstrip("\n")), soft_wrap=True)
+    """Machine-readable output byte for byte: written to the console's file, not rendered (rich would
+    expand tabs and drop control characters inside values)."""
+    console.file.write(text)
+    console.file.flush()
 
 
 def print_table(console: Console, spec: TableSpec) -> None:
@@ -210,8 +214,9 @@ def print_table(console: Console, spec: TableSpec) -> None:
     bands = layout(spec, console)
     if bands is None:
         _print_stacked(console, spec)
+    drawn_edges = spec.box is not None and bool((spec.box.top + spec.box.bottom).strip())
     for n, (band, widths) in enumerate(bands or []):
-        if n:
+        if n and drawn_edges:  # a box with blank edges (SIMPLE_HEAVY) already leaves blank lines
             console.print()
         console.print(_rich_table(band, widths), crop=False)
     if spec.caption is not None:
@@ -235,6 +240,8 @@ def layout(spec: TableSpec, console: Console) -> list[tuple[TableSpec, list[int]
     widths = _fit(spec, console)
     if widths is not None:
         return [(spec, widths)]
+    if len(spec.columns) < 2:
+        return None
     key = spec.key_index
     bands: list[list[int]] = []
     current: list[int] = []
@@ -254,7 +261,8 @@ def layout(spec: TableSpec, console: Console) -> list[tuple[TableSpec, list[int]
     for band in bands:
         sub = _band(spec, band)
         fitted = _fit(sub, console)
-        assert fitted is not None
+        if fitted is None:  # cannot happen (each band was fitted above); stacked is always safe
+            return None
         out.append((sub, fitted))
     return out
 
@@ -268,22 +276,23 @@ def _band(spec: TableSpec, columns: list[int]) -> TableSpec:
 
 def print_prose(console: Console, text: str | Text, indent: int = 0) -> None:
     """A line (or lines) of prose, wrapped at spaces to the console's width; a word longer than the
-    line is printed whole, never folded or cut. Continuation lines are indented by `indent`."""
+    line is printed whole, never folded or cut. Every line but the first is indented by `indent`."""
+    first = True
     for line in _text(text).split("\n", allow_blank=True):
-        pieces = line.divide(_word_breaks(line.plain, console.width, indent))
-        for i, piece in enumerate(pieces):
+        for piece in line.divide(_word_breaks(line.plain, console.width, 0 if first else indent, indent)):
             piece.rstrip()
-            console.print(Text(" " * indent) + piece if i else piece, soft_wrap=True)
+            console.print(piece if first else Text(" " * indent) + piece, soft_wrap=True)
+            first = False
 
 
-def _word_breaks(s: str, width: int, indent: int) -> list[int]:
-    """Offsets at which to break `s` so each line fits `width` (continuation lines start with
-    `indent` spaces); a line never breaks inside a word, and holds at least one word."""
+def _word_breaks(s: str, width: int, start: int, indent: int) -> list[int]:
+    """Offsets at which to break `s` so each line fits `width` (its first line starts at column
+    `start`, the others at `indent`); never inside a word, and each line holds at least one word."""
     breaks: list[int] = []
     col: int | None = None
     for m in re.finditer(r"\S+\s*", s):
         if col is None:  # the first word, after the line's own leading spaces
-            col = cell_len(s[: m.end()])
+            col = start + cell_len(s[: m.end()])
             continue
         if col + cell_len(m.group().rstrip()) > width:
             breaks.append(m.start())

@@ -167,6 +167,16 @@ def test_the_layout_is_one_table_when_it_fits_else_bands_repeating_the_key_else_
     shown = [c.name for band, _ in banded for c in band.columns if c.name != "system"]
     assert shown == [c.name for c in spec.columns if c.name != "system"]  # every column, once, in order
     assert layout(spec, Console(width=40)) is None
+    single = TableSpec([Column("path", "id")])
+    single.add_row("s3://bucket/a/very/long/prefix/runs/run-0123456789ab")
+    assert layout(single, Console(width=20)) is None  # one column too wide for the console: stacked
+
+
+def test_a_wrapped_prose_value_in_a_stacked_block_stays_under_its_value_column() -> None:
+    console = Console(record=True, width=30, file=io.StringIO())
+    print_prose(console, "label: first line of a value that goes on\nsecond line", indent=7)
+    assert console.export_text().splitlines() == [
+        "label: first line of a value", "       that goes on", "       second line"]
 
 
 def test_the_stacked_layout_is_one_block_per_row_of_column_value_lines() -> None:
