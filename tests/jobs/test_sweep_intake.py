@@ -11,7 +11,7 @@ import pytest
 
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
-from evalcore.config.models import InputLimits
+from evalcore.config.models import InputLimits, VendorMode
 from evalcore.schema import Rejection
 from evalcore.storage import fs
 from evalcore.storage.store import read_table
@@ -61,10 +61,10 @@ def test_a_sweep_reads_its_submissions_once_and_estimates_exactly_the_submission
     ray_local, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     subs = _sample_with_oversized_deliverables(tmp_path)
-    cfg = load_config(vendors="offline").model_copy(update={"input_limits": InputLimits(max_file_bytes=LIMIT)})
+    cfg = load_config(vendors=VendorMode.OFFLINE).model_copy(update={"input_limits": InputLimits(max_file_bytes=LIMIT)})
     listings = _count_listings(monkeypatch, str(subs))
     opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(subs), output=str(tmp_path / "runs"), config=cfg,
-                        vendors="offline", run_id="limited", progress=False, shard_size=4, max_in_flight=2)
+                        vendors=VendorMode.OFFLINE, run_id="limited", progress=False, shard_size=4, max_in_flight=2)
 
     first = run_sweep(opts)
 
