@@ -153,7 +153,8 @@ def main() -> None:
                     "estimate_calibrated_cached_share": round(est_cal.cached_share, 4),
                     "estimate_default_usd": round(est_default.cost_usd[pricing], 4),
                     "estimate_default_error": round(est_default.cost_usd[pricing] / m["usd"] - 1, 4),
-                    "estimate_min_wall_s": round(est_cal.min_wall_s, 1),
+                    # None in batch mode: batches are bound by their completion window, not the rate limits
+                    "estimate_min_wall_s": None if est_cal.min_wall_s is None else round(est_cal.min_wall_s, 1),
                 })
 
     same_traffic = next(r for r in rows if r["mode"] == "online, warming off")

@@ -19,12 +19,21 @@ submission's criteria arrive together and all miss. Stage 2 is replayed after St
 Pricing is per mode (`PRICINGS`): "online" uses each vendor's configured price table, "batch" its
 batch prices (`Price.for_batch`: the vendors' batch APIs charge half). A configuration in batch mode
 (`config.batch.enabled`, `tribunal estimate --batch`) is priced "batch" instead of "online": its
-calls all go through the batch APIs, and since batch mode turns cache warming off (a warming round
-would be a whole batch), the replay then sends each submission's criteria together and its
-expected cached share is the cold one. Any further mode in `PRICINGS` is one more cost column.
+calls all go through the batch APIs. Batch mode turns cache warming off (a warming round would be a
+whole batch), but a batch's requests are not a burst: the vendor works through them one after
+another, so a request whose prefix an earlier one in the batch wrote reads it, as warming achieves
+online. That is how the emulators answer a batch (`evalcore.emulators._batches`: each request is
+looked up and written in turn), and how the replay prices batch mode: the expected cost
+(`cost_usd`). The vendors call caching inside a batch best effort, so the cold bound beside it
+(`cost_usd_cold`: no input token served from a cache) is what a batch costs if no hit happens.
+Any further mode in `PRICINGS` is one more cost column.
 
-The lower bound on wall time is what the configured rate limits allow (the budget runs at 95 % of them): calls / requests-per-minute and tokens /
-tokens-per-minute, for the slowest vendor; latency only adds to it.
+Wall time. Online, the lower bound is what the configured rate limits allow (the budget runs at 95 %
+of them): calls / requests-per-minute and tokens / tokens-per-minute, for the slowest vendor;
+latency only adds to it (`min_wall_s`). Batches are not bound by those limits but by the vendors'
+completion window: each stage (Stage A's rubric calls, then Stage 1, then Stage 2) is one round of
+batches that waits for the last to end, so a batch sweep takes up to rounds × the window
+(`BatchWallTime`, and `min_wall_s` is None).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from evalcore.grading.plan import TooLong, plan_submission
 from evalcore.schema import Submission, Task
 from evalcore.vendors.prompt_cache import PrefixCache
 from evalcore.vendors.protocol import JudgeRequest
+from evalcore.vendors.registry import has_batch_api
 from evalcore.vendors.warming import prefix_groups
 
 Purpose = Literal["rubric", "detect", "verify"]
@@ -53,6 +63,10 @@ PRICINGS: dict[str, Callable[[VendorConfig], Price | None]] = {
 }
 """Price table of a vendor per pricing mode; a mode whose price is None for a vendor is not shown.
 "online" and "batch" are exclusive: a configuration is priced by the one its `batch.enabled` picks."""
+
+BATCH_WINDOW_S = 86_400.0
+"""The vendors' batch completion window: a batch ends within it or expires (OpenAI's only
+`completion_window` is "24h"; Anthropic's message batches and xAI's batches end within 24 hours)."""
 
 
 def pricing_modes(config: TribunalConfig) -> dict[str, Callable[[VendorConfig], Price | None]]:
@@ -134,13 +148,58 @@ class VendorEstimate(BaseModel):
     input_tokens: float = 0.0
     cached_input_tokens: float = 0.0
     output_tokens: float = 0.0
-    cost_usd: dict[str, float] = Field(default_factory=dict, description="Pricing mode -> USD.")
-    min_wall_s: float = Field(default=0.0, description="Lower bound set by this vendor's rate limits.")
+    cost_usd: dict[str, float] = Field(
+        default_factory=dict, description="Pricing mode -> expected USD (with the expected cache hits)."
+    )
+    cost_usd_cold: dict[str, float] = Field(
+        default_factory=dict, description="Pricing mode -> USD if no input token is served from a cache (upper bound)."
+    )
+    min_wall_s: float | None = Field(
+        default=0.0, description="Lower bound set by this vendor's rate limits (online; None in batch mode)."
+    )
     calls_by_purpose: dict[str, float] = Field(default_factory=dict)
 
 
+class BatchWallTime(BaseModel):
+    """How long a batch sweep takes: rounds of batches one after another, each ending within the window.
+
+    Why not from the rate limits: batched requests do not go through them (xAI does not count them;
+    the others queue them apart), a batch's requests are answered when the vendor gets to them. What
+    bounds a round is the completion window; the sweep adds its flush interval before submitting a
+    round and notices the end within one poll interval. Requests retried in a later batch (errored,
+    expired, unusable) add rounds; this counts none.
+    """
+
+    stages: list[str] = Field(description="The rounds, in order: rubric (Stage A), detect (Stage 1), verify (Stage 2).")
+    in_flight: int | None = Field(default=None, description="Submissions graded at once (None: all of them).")
+    waves: int = Field(default=1, description="Groups of submissions graded one after another (`in_flight`).")
+    window_s: float = Field(default=BATCH_WINDOW_S, description="The vendors' completion window of one batch.")
+    flush_interval_s: float = 0.0
+    poll_interval_s: float = 0.0
+    completion_s: float | None = Field(
+        default=None, description="Expected time for a batch to end, when known (an emulator's); the vendors publish none."
+    )
+
+    @property
+    def rounds(self) -> int:
+        """Rounds of batches one after another."""
+        return len(self.stages) * self.waves
+
+    @property
+    def upper_bound_s(self) -> float:
+        """Every batch taking its whole window."""
+        return self.rounds * (self.flush_interval_s + self.window_s + self.poll_interval_s)
+
+    @property
+    def expected_s(self) -> float | None:
+        """Every batch ending after `completion_s` (noticed half a poll interval later on average)."""
+        if self.completion_s is None:
+            return None
+        return self.rounds * (self.flush_interval_s + self.completion_s + self.poll_interval_s / 2)
+
+
 class Estimate(BaseModel):
-    """A sweep's expected calls, tokens, cached share, bill and minimum wall time."""
+    """A sweep's expected calls, tokens, cached share, bill (and its cold bound) and wall time."""
 
     submissions: int = 0
     too_long: int = 0
@@ -148,15 +207,19 @@ class Estimate(BaseModel):
     pricing: str = Field(default="online", description="The configuration's own mode: online or batch.")
     vendors: list[VendorEstimate] = Field(default_factory=list)
     assumptions: OutputModel = Field(default_factory=OutputModel)
+    batch_wall_time: BatchWallTime | None = Field(
+        default=None, description="Batch mode: rounds of batches and the completion window (None online)."
+    )
 
     @property
     def cost_usd(self) -> dict[str, float]:
-        """Total per pricing mode."""
-        out: dict[str, float] = {}
-        for v in self.vendors:
-            for mode, usd in v.cost_usd.items():
-                out[mode] = out.get(mode, 0.0) + usd
-        return out
+        """Expected total per pricing mode."""
+        return _total(v.cost_usd for v in self.vendors)
+
+    @property
+    def cost_usd_cold(self) -> dict[str, float]:
+        """Total per pricing mode if no input token is served from a cache: the upper bound."""
+        return _total(v.cost_usd_cold for v in self.vendors)
 
     @property
     def cached_share(self) -> float:
@@ -165,14 +228,25 @@ class Estimate(BaseModel):
         return sum(v.cached_input_tokens for v in self.vendors) / total if total else 0.0
 
     @property
-    def min_wall_s(self) -> float:
-        """Vendors run in parallel: the slowest one's bound."""
-        return max((v.min_wall_s for v in self.vendors), default=0.0)
+    def min_wall_s(self) -> float | None:
+        """Online, vendors run in parallel: the slowest one's bound. None in batch mode, where the
+        rate limits bound nothing (`batch_wall_time` is the figure there)."""
+        if self.batch_wall_time is not None:
+            return None
+        return max((v.min_wall_s or 0.0 for v in self.vendors), default=0.0)
 
     def per_submission(self, mode: str | None = None) -> float:
         """USD per graded submission (in `mode`, by default the configuration's own)."""
         graded = self.submissions - self.too_long
         return self.cost_usd.get(mode or self.pricing, 0.0) / graded if graded else 0.0
+
+
+def _total(per_vendor: Iterable[dict[str, float]]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for costs in per_vendor:
+        for mode, usd in costs.items():
+            out[mode] = out.get(mode, 0.0) + usd
+    return out
 
 
 def _breakpoints(cfg: VendorConfig, request: JudgeRequest) -> list[int] | None:
@@ -221,6 +295,8 @@ def estimate(
     *,
     fast: bool = False,
     on_request: Callable[[Submission, VendorConfig, JudgeRequest], None] | None = None,
+    in_flight: int | None = None,
+    batch_completion_s: float | None = None,
 ) -> Estimate:
     """Every request a sweep of `submissions` would send, counted and priced (nothing is sent).
 
@@ -229,6 +305,10 @@ def estimate(
     are a small part of the Stage 1 suffix) so that a sweep can show an estimate at once;
     `tribunal estimate` builds the exact prompts. `on_request`, when given, sees each request as
     it is priced (Stage 2 without its flags): how a test holds the estimate to what grading sends.
+
+    Batch mode only: `in_flight` is how many submissions are graded at once (a sweep's shard size
+    × shards in flight; None: all of them), so each further group repeats the rounds of batches;
+    `batch_completion_s` is the expected time for a batch to end, when the caller knows it.
     """
     model = model or OutputModel()
     budget = config.prompt_budget
@@ -238,6 +318,7 @@ def estimate(
     modes = pricing_modes(config)
     acc = {cfg.name: VendorEstimate(vendor=cfg.name, model=cfg.model) for cfg in config.vendors()}
     audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
+    batched = {cfg.name for cfg in config.vendors() if config.batch.enabled and has_batch_api(cfg)}
 
     def add(sub: Submission, cfg: VendorConfig, request: JudgeRequest, request_tokens: int, cached: int,
             weight: float) -> None:
@@ -259,7 +340,9 @@ def estimate(
             if price is not None:
                 uncached = request_tokens - cached
                 usd = (uncached * price.input + cached * price.cached_input + out * price.output) / 1_000_000
+                cold = (request_tokens * price.input + out * price.output) / 1_000_000
                 v.cost_usd[mode] = v.cost_usd.get(mode, 0.0) + weight * usd
+                v.cost_usd_cold[mode] = v.cost_usd_cold.get(mode, 0.0) + weight * cold
 
     for sub in submissions:
         task = tasks.get(sub.task_id)
@@ -274,7 +357,9 @@ def estimate(
         for cfg in config.judges:
             requests = [p.request_for(cfg, cpt) for _, p in plan.rubric]
             cached = [0] * len(requests)
-            if cfg.warm_prompt_cache and cfg.prompt_caching:
+            if cfg.name in batched:  # the vendor answers a batch's requests one after another
+                phases = [[i] for i in range(len(requests))]
+            elif cfg.warm_prompt_cache and cfg.prompt_caching:
                 groups, direct = prefix_groups(requests, cpt)
                 phases = [direct + [g[0] for g in groups], [i for g in groups for i in g[1:]]]
             else:
@@ -299,31 +384,78 @@ def estimate(
 
     for cfg in config.vendors():
         v = acc[cfg.name]
-        if cfg.adapter != "offline" and v.calls:
+        if cfg.name in batched:
+            v.min_wall_s = None  # batches are not bound by the rate limits (BatchWallTime)
+        elif cfg.adapter != "offline" and v.calls:
             per_s_requests = BUDGET_SHARE * cfg.limits.requests_per_minute / 60
             per_s_tokens = BUDGET_SHARE * cfg.limits.tokens_per_minute / 60
             v.min_wall_s = max(v.calls / per_s_requests, (v.input_tokens + v.output_tokens) / per_s_tokens)
     est.vendors = list(acc.values())
+    if batched:
+        stages = [p for p in ("rubric", "detect", "verify")
+                  if any(acc[name].calls_by_purpose.get(p, 0.0) > 0 for name in batched)]
+        graded = est.submissions - est.too_long
+        est.batch_wall_time = BatchWallTime(
+            stages=stages, in_flight=in_flight, waves=max(1, math.ceil(graded / in_flight)) if in_flight else 1,
+            flush_interval_s=config.batch.flush_interval_s, poll_interval_s=config.batch.poll_interval_s,
+            completion_s=batch_completion_s,
+        )
     return est
 
 
 def render_table(est: Estimate) -> list[list[str]]:
-    """Rows for the CLI table: one per vendor, then the total (cost columns per pricing mode)."""
+    """Rows for the CLI table: one per vendor, then the total. Cost columns per pricing mode; in batch
+    mode each is followed by its cold bound, and there is no wall time column (`batch_summary`)."""
     modes = list(est.cost_usd)
+    batch = est.batch_wall_time is not None
+
+    def money(expected: dict[str, float], cold: dict[str, float]) -> list[str]:
+        out = []
+        for m in modes:
+            out.append(f"${expected.get(m, 0.0):,.2f}")
+            if batch:
+                out.append(f"${cold.get(m, 0.0):,.2f}")
+        return out
+
+    def wall(seconds: float | None) -> list[str]:
+        return [] if batch else [_duration(seconds or 0.0)]
+
     rows = []
     for v in est.vendors:
         share = v.cached_input_tokens / v.input_tokens if v.input_tokens else 0.0
         rows.append([
             v.vendor, v.model, f"{v.calls:,.0f}", f"{v.input_tokens:,.0f}", f"{share:.1%}", f"{v.output_tokens:,.0f}",
-            *(f"${v.cost_usd.get(m, 0.0):,.2f}" for m in modes), _duration(v.min_wall_s),
+            *money(v.cost_usd, v.cost_usd_cold), *wall(v.min_wall_s),
         ])
     total_in = sum(v.input_tokens for v in est.vendors)
     rows.append([
         "total", "", f"{sum(v.calls for v in est.vendors):,.0f}", f"{total_in:,.0f}", f"{est.cached_share:.1%}",
-        f"{sum(v.output_tokens for v in est.vendors):,.0f}", *(f"${est.cost_usd[m]:,.2f}" for m in modes),
-        _duration(est.min_wall_s),
+        f"{sum(v.output_tokens for v in est.vendors):,.0f}", *money(est.cost_usd, est.cost_usd_cold),
+        *wall(est.min_wall_s),
     ])
     return rows
+
+
+def batch_summary(est: Estimate) -> list[str]:
+    """What the batch columns mean and how long the batches take (nothing online)."""
+    w = est.batch_wall_time
+    if w is None:
+        return []
+    modes = " / ".join(f"USD {m}" for m in est.cost_usd)
+    lines = [
+        f"{modes}: expected, each batch's requests answered one after another (a request reads the prefix an "
+        "earlier one wrote); cold: no cache hit at all, the upper bound (the vendors cache inside a batch best effort)",
+    ]
+    expected = f"expected {_duration(w.expected_s)}" if w.expected_s is not None else "no expected time published"
+    group = ("every submission in flight at once (a sweep grades --shard-size x --max-in-flight at once; each "
+             "further group repeats the rounds)") if w.in_flight is None else f"{w.in_flight:,} submissions at once"
+    lines.append(
+        f"batch wall time: at most {_duration(w.upper_bound_s)}, {expected}: {w.rounds} round(s) of batches one "
+        f"after another ({', '.join(w.stages)}"
+        + (f"; {w.waves} groups" if w.waves > 1 else "")
+        + f"), each ending within the vendors' {_duration(w.window_s)} window; {group}; rate limits do not bound batches"
+    )
+    return lines
 
 
 def _duration(seconds: float) -> str:

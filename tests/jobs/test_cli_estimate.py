@@ -38,7 +38,7 @@ def test_estimate_table_shows_cost_cache_share_wall_time_and_the_assumptions() -
         assert text in result.output
 
 
-def test_estimate_batch_prices_batch_mode_at_half_the_online_bill_of_the_same_cold_traffic() -> None:
+def test_estimate_batch_prices_the_expected_hits_below_a_cold_bound_at_half_the_online_bill_of_no_hits() -> None:
     args = ["estimate", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "--fast", "--json"]
     result = CliRunner().invoke(app, [*args, "--batch"])
     assert result.exit_code == 0, result.output
@@ -50,11 +50,14 @@ def test_estimate_batch_prices_batch_mode_at_half_the_online_bill_of_the_same_co
                                   "auditor": cfg.auditor.model_copy(update={"warm_prompt_cache": False})})
     online_cold = estimate(tasks, subs, cold, fast=True)
     assert out["pricing"] == "batch" and out["warm"] is False and list(out["cost_usd"]) == ["batch"]
-    assert out["cost_usd"]["batch"] == pytest.approx(online_cold.cost_usd["online"] / 2)
-    assert out["cached_share"] == pytest.approx(online_cold.cached_share)
-    assert out["usd_per_submission"] == pytest.approx(online_cold.per_submission() / 2)
+    assert out["cost_usd_cold"]["batch"] == pytest.approx(online_cold.cost_usd_cold["online"] / 2)
+    assert 0 < out["cost_usd"]["batch"] <= out["cost_usd_cold"]["batch"]
+    assert out["usd_per_submission"] == pytest.approx(out["cost_usd"]["batch"] / len(subs))
+    wall = out["batch_wall_time"]
+    assert out["min_wall_s"] is None and wall["rounds"] == 3 and wall["upper_bound_s"] >= 3 * 86_400
     table = CliRunner().invoke(app, [*args[:-1], "--batch"], env={"COLUMNS": "200"})
-    assert table.exit_code == 0 and "USD batch" in table.output and "USD online" not in table.output
+    assert table.exit_code == 0 and "USD batch cold" in table.output and "USD online" not in table.output
+    assert "batch wall time: at most 72.1 h" in table.output and "min wall" not in table.output
 
 
 def test_estimate_of_a_missing_benchmark_is_an_error_naming_it(tmp_path) -> None:

@@ -1,11 +1,14 @@
 """`estimate` builds the requests a grading sends without sending them: it counts the same calls and
 input tokens, predicts the cached share by the vendors' caching rules, and, calibrated on a run,
-prices it within a few percent of what the run paid."""
+prices it within a few percent of what the run paid. In batch mode it expects the hits of a batch's
+requests answered one after another (as the emulated batch APIs answer them), gives the cold bound
+beside it, and a wall time from the batch completion window."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,17 +16,22 @@ import pytest
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
 from evalcore.config.models import Price, TribunalConfig
-from evalcore.emulators import EmulatorConfig, FixedLatency
+from evalcore.emulators import BatchSettings, EmulatorConfig, FixedLatency
 from evalcore.emulators._set import EmulatorSet
 from evalcore.emulators.ground_truth import ground_truth_responder
 from evalcore.emulators.serve import point_at_emulators
-from evalcore.grading.estimate import PRICINGS, OutputModel, estimate
+from evalcore.grading.estimate import BATCH_WINDOW_S, PRICINGS, OutputModel, estimate
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.storage.store import write_json, write_shard
 from evalcore.submissions.loader import load_submissions
 from evalcore.synth.ground_truth import load_ground_truth
 from evalcore.synth.lab import generate_lab
-from evalcore.vendors.registry import create_vendor
+from evalcore.vendors.batch.journal import BatchJournal
+from evalcore.vendors.batch.queue import BatchingVendor
+from evalcore.vendors.protocol import Vendor
+from evalcore.vendors.registry import create_batch_api, create_vendor
+
+SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample"
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +58,44 @@ def graded_lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     results, cfg = asyncio.run(run())
     run_uri = str(root / "run")
     write_json(f"{run_uri}/run.json", {"run_id": "est"})
+    write_shard(run_uri, "part-000000-all", {
+        "submissions": [r.submission for r in results],
+        "verdicts": [v for r in results for v in r.verdicts],
+        "flags": [f for r in results for f in r.flags],
+        "calls": [c for r in results for c in r.calls],
+    })
+    return {"tasks": tasks, "subs": subs, "results": results, "cfg": cfg, "run": run_uri, "root": root}
+
+
+@pytest.fixture(scope="module")
+def batch_graded_lab(graded_lab: dict[str, Any]) -> dict[str, Any]:
+    """The same lab graded in batch mode: every call through the emulated batch APIs (real SDKs)."""
+    root = graded_lab["root"]
+    gt = load_ground_truth(root / "ground_truth.json")
+    tasks, subs = graded_lab["tasks"], graded_lab["subs"]
+    owner = {d.text: (s.system, s.task_id) for s in subs for d in s.deliverables.values() if not d.missing}
+    run_uri = str(root / "batch-run")
+
+    async def run() -> tuple[list[GradeResult], Any]:
+        emu_cfg = EmulatorConfig(latency=FixedLatency(0.02), batch=BatchSettings(completion_s=0.0))
+        async with EmulatorSet(emu_cfg, responder=ground_truth_responder(gt, owner)) as emus:
+            cfg = batch_mode(point_at_emulators(load_config(vendors="real"), emus.endpoints()))
+            cfg = cfg.model_copy(update={"batch": cfg.batch.model_copy(update={"flush_interval_s": 0.05,
+                                                                                 "poll_interval_s": 0.05})})
+            vendors: dict[str, Vendor] = {
+                v.name: BatchingVendor(create_batch_api(v), BatchJournal.load(run_uri, v.name), cfg.batch,
+                                       online=create_vendor(v))
+                for v in cfg.vendors()
+            }
+            try:
+                results = await asyncio.gather(*(grade_submission(tasks[s.task_id], s, cfg, vendors) for s in subs))
+            finally:
+                for v in vendors.values():
+                    await v.aclose()
+            return list(results), cfg
+
+    results, cfg = asyncio.run(run())
+    write_json(f"{run_uri}/run.json", {"run_id": "est-batch"})
     write_shard(run_uri, "part-000000-all", {
         "submissions": [r.submission for r in results],
         "verdicts": [v for r in results for v in r.verdicts],
@@ -126,22 +172,77 @@ def batch_mode(cfg: TribunalConfig) -> TribunalConfig:
     })
 
 
-def test_batch_mode_is_priced_at_batch_prices_with_the_cold_cache_share_of_warming_off(graded_lab) -> None:
+def warming_off(cfg: TribunalConfig) -> TribunalConfig:
+    return cfg.model_copy(update={"judges": [j.model_copy(update={"warm_prompt_cache": False}) for j in cfg.judges]})
+
+
+def test_batch_mode_expects_the_hits_of_requests_answered_in_turn_below_online_and_below_its_cold_bound(
+    graded_lab,
+) -> None:
     tasks, subs, cfg = graded_lab["tasks"], graded_lab["subs"], graded_lab["cfg"]
-    batch_cfg = batch_mode(cfg)
-    cold_cfg = cfg.model_copy(update={"judges": [j.model_copy(update={"warm_prompt_cache": False})
-                                                 for j in cfg.judges]})
-    batch = estimate(tasks, subs, batch_cfg)
-    cold = estimate(tasks, subs, cold_cfg)
+    batch = estimate(tasks, subs, batch_mode(cfg))
     warm = estimate(tasks, subs, cfg)
-    assert batch.pricing == "batch" and warm.pricing == "online"
-    assert set(batch.cost_usd) == {"batch"} and set(warm.cost_usd) == {"online"}
-    assert not batch.warm and batch.cached_share == pytest.approx(cold.cached_share)
-    assert batch.cached_share < warm.cached_share
-    # every vendor's batch price is half its online price, so the same traffic costs half
-    assert batch.cost_usd["batch"] == pytest.approx(cold.cost_usd["online"] / 2)
-    assert batch.per_submission() > 0
-    assert batch.per_submission() == pytest.approx(cold.per_submission() / 2)
+    cold_online = estimate(tasks, subs, warming_off(cfg))
+    assert batch.pricing == "batch" and warm.pricing == "online" and not batch.warm
+    assert set(batch.cost_usd) == set(batch.cost_usd_cold) == {"batch"} and set(warm.cost_usd) == {"online"}
+    # a batch's requests are answered one after another: each reads what an earlier one wrote, at
+    # least the prefix warming shares online (the lab's prefixes are long: the hits matter)
+    for b, w in zip(batch.vendors, warm.vendors, strict=True):
+        assert b.cached_input_tokens >= w.cached_input_tokens, b.vendor
+    assert batch.cached_share > 0.5 > cold_online.cached_share
+    assert batch.cost_usd["batch"] < warm.cost_usd["online"]
+    assert batch.cost_usd["batch"] < 0.6 * batch.cost_usd_cold["batch"]
+    # the cold bound: the same traffic with no cache hit at all, at half the online prices
+    assert batch.cost_usd_cold["batch"] == pytest.approx(cold_online.cost_usd_cold["online"] / 2)
+    assert cold_online.cost_usd_cold["online"] >= cold_online.cost_usd["online"]
+    assert batch.per_submission() == pytest.approx(batch.cost_usd["batch"] / len(subs))
+
+
+def test_on_the_sample_batch_mode_costs_less_than_online_and_no_more_than_its_cold_bound() -> None:
+    tasks = load_benchmark(str(SAMPLE)).task_map()
+    subs = load_submissions(str(SAMPLE / "submissions"), tasks).submissions
+    cfg = load_config()
+    online = estimate(tasks, subs, cfg, fast=True)
+    batch = estimate(tasks, subs, batch_mode(cfg), fast=True)
+    assert 0 < batch.cost_usd["batch"] <= batch.cost_usd_cold["batch"]
+    assert batch.cost_usd["batch"] < online.cost_usd["online"]
+    assert batch.cost_usd_cold["batch"] == pytest.approx(online.cost_usd_cold["online"] / 2)
+
+
+def test_in_batch_mode_the_expected_cost_is_within_10_percent_of_what_an_emulated_batch_run_paid(
+    batch_graded_lab,
+) -> None:
+    results, cfg = batch_graded_lab["results"], batch_graded_lab["cfg"]
+    calls = [c for r in results for c in r.calls]
+    assert calls and all(c.batch_id for c in calls)  # every call went through a batch
+    model = OutputModel.from_run(batch_graded_lab["run"])
+    est = estimate(batch_graded_lab["tasks"], batch_graded_lab["subs"], cfg, model)
+    for v in est.vendors:  # the replay's hits are the emulated batches' hits, request for request
+        if v.vendor == "auditor":
+            continue
+        mine = [c for c in calls if c.vendor == v.vendor and c.purpose == "rubric"]
+        assert v.cached_input_tokens == pytest.approx(sum(c.cached_input_tokens for c in mine), rel=0.002), v.vendor
+    paid = sum(c.cost_usd for c in calls)
+    assert est.cost_usd["batch"] == pytest.approx(paid, rel=0.10)
+    assert est.cost_usd_cold["batch"] > paid
+
+
+def test_the_batch_wall_time_is_rounds_of_the_completion_window_not_the_rate_limits(graded_lab) -> None:
+    tasks, subs, cfg = graded_lab["tasks"], graded_lab["subs"], batch_mode(graded_lab["cfg"])
+    est = estimate(tasks, subs, cfg)
+    w = est.batch_wall_time
+    assert w is not None and est.min_wall_s is None and all(v.min_wall_s is None for v in est.vendors)
+    assert w.stages == ["rubric", "detect", "verify"] and w.rounds == 3 and w.window_s == BATCH_WINDOW_S == 86_400
+    per_round = cfg.batch.flush_interval_s + BATCH_WINDOW_S + cfg.batch.poll_interval_s
+    assert w.upper_bound_s == pytest.approx(3 * per_round) and w.expected_s is None
+    timed = estimate(tasks, subs, cfg, batch_completion_s=600.0, in_flight=(len(subs) + 1) // 2)
+    assert timed.batch_wall_time is not None and timed.batch_wall_time.waves == 2
+    assert timed.batch_wall_time.expected_s == pytest.approx(
+        6 * (cfg.batch.flush_interval_s + 600.0 + cfg.batch.poll_interval_s / 2))
+    unaudited = estimate(tasks, subs, cfg, OutputModel(audited_share=0.0))
+    assert unaudited.batch_wall_time is not None and unaudited.batch_wall_time.stages == ["rubric"]
+    online = estimate(tasks, subs, graded_lab["cfg"])
+    assert online.batch_wall_time is None and (online.min_wall_s or 0) > 0
 
 
 def test_an_explicit_batch_price_table_is_the_one_batch_mode_uses(graded_lab) -> None:
