@@ -61,6 +61,7 @@ class _Entry:
         self.cfg = cfg
         self.vendor: ReusingVendor | None = None
         self.batching: BatchingVendor | None = None
+        self.adapter: Vendor | None = None  # the online adapter (its wire slots: `wire_stats`)
         self.stats: dict[str, float] = _zero_stats()
 
 
@@ -117,6 +118,7 @@ class VendorActor:
         return entry.vendor
 
     def _build(self, entry: _Entry, inner: Vendor) -> None:
+        entry.adapter = inner
         budget = getattr(inner, "budget", None)
         if isinstance(budget, RateBudget):
             self.budget = budget
@@ -188,13 +190,20 @@ class VendorActor:
     async def stats(self, entry: str | None = None) -> dict[str, float]:
         """Counters of entry `entry` (None: the first) since this actor (re)started, for live progress.
 
-        `sibling_429s` is the account's (its one budget's), reported with each of its entries."""
+        `sibling_429s` is the account's (its one budget's), reported with each of its entries. The
+        entry's wire slots (`evalcore.vendors.in_flight`): `in_flight_cap` (now), `in_flight_bound`
+        (its `max_in_flight`), `in_flight`, `cap_waiting`, `cap_bound` (1: calls wait for a slot and
+        none on the budget — the cap, not the budget, binds), and the calls and seconds spent
+        waiting on each (`cap_waits`, `cap_wait_s`, `budget_waits`, `budget_wait_s`, `cap_bound_s`,
+        `budget_bound_s`); all sums over an entry's actors."""
         e = self._entry(entry)
         batch = e.batching.snapshot() if e.batching is not None else {}
         shard = {}
         if self.shards > 1 and self.budget is not None:
             shard = {"sibling_429s": float(getattr(self.budget, "sibling_pauses", 0))}
-        return {**e.stats, **{f"batch_{k}": float(v) for k, v in batch.items()}, **shard,
+        wire_stats = getattr(e.adapter, "wire_stats", None)
+        wire = wire_stats() if callable(wire_stats) else {}
+        return {**e.stats, **{f"batch_{k}": float(v) for k, v in batch.items()}, **shard, **wire,
                 "uptime_s": time.time() - self.started}
 
     async def close(self) -> None:

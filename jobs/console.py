@@ -87,7 +87,9 @@ class SweepProgress:
                 parts.append(f"{name} batches={int(s['batch_batches_submitted'])} "
                              f"open={int(s.get('batch_watching', 0))} queued={int(s.get('batch_queued', 0))}")
                 continue
-            parts.append(f"{name} {rate:,.0f}/s 429s={int(s.get('rate_limited', 0))}")
+            # the in-flight cap, not the rate budget, holds calls back (evalcore.vendors.in_flight)
+            bound = f" cap-bound {int(s.get('in_flight', 0))}/{int(s.get('in_flight_cap', 0))}" if s.get("cap_bound") else ""
+            parts.append(f"{name} {rate:,.0f}/s 429s={int(s.get('rate_limited', 0))}{bound}")
         self.progress.update(self.task, completed=done, detail=f"{self.cost_text(cost)} | " + " | ".join(parts))
 
 

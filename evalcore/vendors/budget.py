@@ -348,15 +348,19 @@ class BudgetStats:
 
 
 class Reservation:
-    """One granted slot; `settle` it exactly once when the call ends (extra calls are ignored)."""
+    """One granted slot; `settle` it exactly once when the call ends (extra calls are ignored).
 
-    __slots__ = ("_budget", "_rid", "estimated_tokens", "settled")
+    `waited`: the budget held the call back (it queued behind another or waited for the
+    buckets) rather than granting it at once; the adapter counts it (`evalcore.vendors.in_flight`)."""
 
-    def __init__(self, budget: RateBudget, rid: int, estimated_tokens: int) -> None:
+    __slots__ = ("_budget", "_rid", "estimated_tokens", "settled", "waited")
+
+    def __init__(self, budget: RateBudget, rid: int, estimated_tokens: int, waited: bool = False) -> None:
         self._budget = budget
         self._rid = rid
         self.estimated_tokens = estimated_tokens
         self.settled = False
+        self.waited = waited
 
     def settle(self, actual_tokens: int | None = None) -> None:
         """Reconcile the estimate with what the vendor counted (None = keep the estimate)."""
@@ -465,6 +469,7 @@ class RateBudget:
         """Wait (FIFO, no busy wait) until a request of this size fits, and take its slot."""
         tokens = max(int(estimated_tokens), 0)
         lock, changed = self._primitives()
+        queued = lock.locked()  # another call is being served first: this one waits its turn
         async with lock:
             first = True
             while True:
@@ -472,7 +477,7 @@ class RateBudget:
                 if wait <= 0:
                     rid = self._ledger.grant(tokens)
                     self.stats.granted += 1
-                    return Reservation(self, rid, tokens)
+                    return Reservation(self, rid, tokens, waited=queued or not first)
                 if first:
                     self.stats.waited += 1
                     first = False

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import random
 import time
 from abc import ABC, abstractmethod
@@ -27,8 +28,9 @@ import pydantic
 from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors.adapters._headers import RateInfo
-from evalcore.vendors.budget import RateBudget
+from evalcore.vendors.budget import RateBudget, Reservation
 from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
+from evalcore.vendors.in_flight import PRIOR_LATENCY_S, InFlightLimiter
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage
 from evalcore.vendors.retry import Failure, RetryState, next_delay
 
@@ -142,14 +144,44 @@ class AdapterBase(ABC, Generic[C]):
         self._client: C | None = None
         self._client_loop: asyncio.AbstractEventLoop | None = None
         self._secret: pydantic.SecretStr | None = None
-        # Caps attempts on the wire at once: the budget paces the rate, but thousands of
-        # simultaneous requests drown the SDKs' connection pools (connect timeouts, measured).
-        self._gate = asyncio.Semaphore(cfg.max_in_flight)
+        # Caps attempts on the wire at once: the budget paces the rate, and this many are needed
+        # at its rate and the observed latency (Little's law, `evalcore.vendors.in_flight`), never
+        # more than `max_in_flight`, which the SDK clients' pools together hold (`SDKAdapter`).
+        self._wire = self._new_wire()
         self.spend_guard: Ledger | None = None
         """Set by a sweep with --max-cost: each attempt reserves its worst case from it (cost_cap.py)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, adapter={self.adapter!r})"
+
+    # ---------------------------------------------------------------- wire slots
+    def _rate_per_minute(self) -> float | None:
+        """Requests per (real) minute this client's budget lets through (None: no budget, no rate).
+
+        A budget's limits are per `window_s` (a minute, shorter when a test or benchmark
+        compresses time)."""
+        budget = self.budget
+        if budget is None:
+            return None
+        return budget.requests_per_minute * budget.safety * 60.0 / budget.window_s
+
+    def _new_wire(self) -> InFlightLimiter:
+        """The wire slots for the running loop, at the current budget's rate (the budget may have
+        been replaced since construction: an account's shared one, an actor's share), carrying
+        the latency estimate and the counters over from the previous loop's."""
+        old: InFlightLimiter | None = getattr(self, "_wire", None)
+        return InFlightLimiter(
+            self.cfg.max_in_flight,
+            self._rate_per_minute(),
+            prior_latency_s=old.latency_s if old is not None else min(PRIOR_LATENCY_S, self.cfg.timeout_s),
+            clock=self._clock,
+            stats=old.stats if old is not None else None,
+        )
+
+    def wire_stats(self) -> dict[str, float]:
+        """The in-flight cap, the slots held and waited for, and whether the cap or the budget binds
+        (`InFlightLimiter.snapshot`; a vendor actor adds them to its statistics)."""
+        return self._wire.snapshot()
 
     # ---------------------------------------------------------------- to implement per vendor
     @abstractmethod
@@ -225,7 +257,7 @@ class AdapterBase(ABC, Generic[C]):
             key = secret.get_secret_value()
         self._client = self._make_client(key)
         self._client_loop = loop
-        self._gate = asyncio.Semaphore(self.cfg.max_in_flight)
+        self._wire = self._new_wire()
         return self._client
 
     async def aclose(self) -> None:
@@ -304,7 +336,9 @@ class AdapterBase(ABC, Generic[C]):
 
         Each attempt takes a budget slot (a retry is a request the vendor counts). `latency_s`
         runs from the first send to the answer, retries and waits included; the time queued in
-        the budget before the first send is not the vendor's latency and is left out.
+        the budget before the first send is not the vendor's latency and is left out. Each
+        attempt's own time on the wire (send to answer or failure) feeds the in-flight cap's
+        latency estimate; a cancelled attempt, whose latency is unknown, does not.
         """
         billed = Usage()
         cost = 0.0
@@ -314,12 +348,19 @@ class AdapterBase(ABC, Generic[C]):
         while True:
             # The wire slot first, then the budget: a call let through by the budget goes out at
             # once (the budget's model bounds how long it takes to reach the vendor).
-            await self._gate.acquire()
+            wire = self._wire  # released on the instance it was taken from (a new loop makes a new one)
+            await wire.acquire()
             try:
-                reservation = await self.budget.acquire(estimate) if self.budget is not None else None
+                if self.budget is not None:
+                    with wire.waiting_on_budget() as at_budget:
+                        reservation: Reservation | None = await self.budget.acquire(estimate)
+                        at_budget.waited = reservation is not None and reservation.waited
+                else:
+                    reservation = None
             except BaseException:
-                self._gate.release()
+                wire.release()
                 raise
+            sent: float | None = None  # when the attempt went out (None: never sent, or cancelled)
             now = self._clock()
             started = now if started is None else started
             state.attempts += 1
@@ -335,6 +376,7 @@ class AdapterBase(ABC, Generic[C]):
                         reservation.settle(0)  # never sent
                     return refusal(self.name, self.model, state.attempts - 1)
                 try:
+                    sent = self._clock()
                     result = await asyncio.wait_for(
                         self._attempt(client, request, schema, timeout_s), timeout_s
                     )
@@ -347,6 +389,7 @@ class AdapterBase(ABC, Generic[C]):
                     if self.spend_guard is not None:
                         await asyncio.shield(self.spend_guard.settle(worst, attempt_cost))
             except asyncio.CancelledError:
+                sent = None  # its latency is unknown: not fed to the estimate
                 if reservation is not None:
                     reservation.settle(None)
                 raise
@@ -361,7 +404,7 @@ class AdapterBase(ABC, Generic[C]):
                         billed += exc.usage
                         cost += exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
             finally:
-                self._gate.release()
+                wire.release(None if sent is None else self._clock() - sent)
             if failure is None:
                 if reservation is not None:
                     reservation.settle(result.usage.input_tokens + result.usage.output_tokens)
@@ -429,6 +472,16 @@ class AdapterBase(ABC, Generic[C]):
 
 
 
+CALLS_PER_CLIENT = 100
+"""Calls one SDK client is given at once at most (`SDKAdapter`): its pool's connections (HTTP/1.1)
+or its channel's streams (gRPC; the least a server should advertise, RFC 9113 6.5.2)."""
+
+
+def clients_for(bound: int, per_client: int = CALLS_PER_CLIENT) -> int:
+    """SDK clients an adapter builds for an in-flight bound of `bound` calls (at least one)."""
+    return max(1, math.ceil(bound / per_client))
+
+
 class SDKAdapter(AdapterBase[C], Generic[C, R]):
     """An adapter over a vendor's SDK: an attempt is build, send, read, then what every vendor does.
 
@@ -437,7 +490,53 @@ class SDKAdapter(AdapterBase[C], Generic[C, R]):
     usage, text, ids, rate headers). What follows is the same for all and written once in
     `_attempt`: an unusable answer is a billed `BadOutput`, the text is validated against the
     schema with its billing attached, and the attempt is reported with its usage, id, cost and rate.
+
+    **Several clients, none carrying more than `calls_per_client` calls**: the adapter builds
+    `clients_for(max_in_flight)` SDK clients (`_new_client`) and sends each attempt on the least
+    loaded, so together they carry the whole in-flight bound (`evalcore.vendors.in_flight`) and
+    none is what caps it. Why not one client sized to the bound: over HTTP/1.1 every call on the
+    wire holds one connection of its client's pool, and the pool (httpcore) re-scans all its
+    connections whenever a request starts or ends — O(connections) per call: with one pool of
+    1,050 connections, half the CPU of 1,100 calls went there (profiled). Over gRPC a client's
+    calls are streams of one HTTP/2 connection, which the server caps (`xai.py`). The first client
+    is the one `_ensure_client` returns (the batch APIs use it).
     """
+
+    calls_per_client: ClassVar[int] = CALLS_PER_CLIENT
+    _clients: list[C]
+    _load: list[int]
+
+    @abstractmethod
+    def _new_client(self, api_key: str, capacity: int) -> C:
+        """One SDK client (SDK retries off) able to carry `capacity` calls at once."""
+
+    async def _close_one(self, client: C) -> None:
+        """Release one client's connections (override when the SDK has a close method)."""
+
+    def _make_client(self, api_key: str) -> C:
+        bound = self.cfg.max_in_flight
+        capacity = min(bound, self.calls_per_client)
+        self._clients = [self._new_client(api_key, capacity) for _ in range(clients_for(bound, self.calls_per_client))]
+        self._load = [0] * len(self._clients)
+        return self._clients[0]
+
+    async def _close_client(self, client: C) -> None:
+        clients: list[C] = getattr(self, "_clients", [])
+        for one in clients if clients and clients[0] is client else [client]:
+            await self._close_one(one)
+
+    async def _send_on_least_loaded(self, client: C, params: dict[str, Any], timeout_s: float) -> R:
+        """`_send` on the least loaded of this loop's clients (`client`: the first of them)."""
+        clients: list[C] = getattr(self, "_clients", [])
+        if not clients or clients[0] is not client:  # a client of another loop, or built elsewhere
+            return await self._send(client, params, timeout_s)
+        load = self._load  # this loop's (a client built for a new loop gets new lists)
+        i = min(range(len(load)), key=load.__getitem__)
+        load[i] += 1
+        try:
+            return await self._send(clients[i], params, timeout_s)
+        finally:
+            load[i] -= 1
 
     @abstractmethod
     def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
@@ -452,7 +551,7 @@ class SDKAdapter(AdapterBase[C], Generic[C, R]):
         """Read what `_send` got back; raise `NonModelBody` when it is not the vendor's response."""
 
     async def _attempt(self, client: C, request: JudgeRequest, schema: type[M], timeout_s: float) -> Attempt[M]:
-        answer = await self._read(await self._send(client, self.params(request, schema), timeout_s))
+        answer = await self._read(await self._send_on_least_loaded(client, self.params(request, schema), timeout_s))
         billing: dict[str, Any] = {
             "usage": answer.usage,
             "cost_usd": answer.cost_usd,

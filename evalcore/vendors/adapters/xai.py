@@ -12,6 +12,17 @@ uses `params`) pins `store_messages=False` — the SDK's default today, pinned s
 upgrade can turn storage on. And every process that builds a client sets
 `XAI_SDK_DISABLE_SENSITIVE_TELEMETRY_ATTRIBUTES=1`: once anything in the process configures an
 OpenTelemetry tracer, the SDK would otherwise copy the full prompt text into span attributes.
+
+Concurrent calls and channels: a gRPC channel carries its calls as HTTP/2 streams over one
+connection, and the server's `SETTINGS_MAX_CONCURRENT_STREAMS` caps how many are open at once; the
+calls past it wait inside the channel (measured against a server advertising 100: one channel
+held exactly 100 calls, whatever was sent). xAI does not publish its value, and RFC 9113 only
+recommends at least 100. So the adapter builds one client (one channel) per `CALLS_PER_CLIENT`
+(100) of the entry's in-flight bound (`max_in_flight`) and sends each call on the least loaded
+(`SDKAdapter`). Each channel has `grpc.use_local_subchannel_pool`: channels with the same target
+and options otherwise share one connection through gRPC's global subchannel pool (measured: 4
+such channels still held 100 calls; with local pools, 400). The first client is the one the
+batch API uses.
 """
 
 from __future__ import annotations
@@ -79,21 +90,23 @@ class XAIVendor(SDKAdapter[xai_sdk.AsyncClient, Response]):
 
     adapter = "xai"
 
-    def _make_client(self, api_key: str) -> xai_sdk.AsyncClient:
+    def _new_client(self, api_key: str, capacity: int) -> xai_sdk.AsyncClient:
+        """One channel's client (module doc: its own connection, no gRPC retries)."""
         # read by the SDK whenever it records a span; set here so every process with a client has it
         os.environ[NO_PROMPTS_IN_TELEMETRY] = "1"
         host, insecure = split_endpoint(self.cfg.endpoint)
         kwargs: dict[str, Any] = {
             "api_key": api_key,
             "timeout": self.cfg.timeout_s,
-            "channel_options": [("grpc.enable_retries", 0)],
+            # its own connection per channel (module doc); no gRPC retries (they multiply with ours)
+            "channel_options": [("grpc.enable_retries", 0), ("grpc.use_local_subchannel_pool", 1)],
             "use_insecure_channel": insecure,
         }
         if host:
             kwargs["api_host"] = host
         return xai_sdk.AsyncClient(**kwargs)
 
-    async def _close_client(self, client: xai_sdk.AsyncClient) -> None:
+    async def _close_one(self, client: xai_sdk.AsyncClient) -> None:
         await client.close()
 
     def params(self, request: JudgeRequest, schema: type[M]) -> dict[str, Any]:
