@@ -159,8 +159,9 @@ class VendorConfig(_Strict):
     max_in_flight: int = Field(
         default=512,
         gt=0,
-        description="Attempts on the wire at once per vendor client (the budget sets the rate; this "
-        "must exceed rate x latency: 600/min at 30 s is 300 in flight).",
+        description="Upper bound of the in-flight cap per vendor client: the cap itself follows the budget's "
+        "rate and the observed latency (Little's law, evalcore.vendors.in_flight); raise this bound for a "
+        "top-tier account (10,000/min at 30 s needs ~10,000 in flight). One SDK client is built per 100.",
     )
     budget_share: float = Field(
         default=1.0,
