@@ -5,10 +5,16 @@ holds a `evalcore.vendors.batch.queue.BatchingVendor`, which queues, journals, p
 driver adds is the switch, and a way to look at a run whose batches may take a day: every batch
 per vendor (submitted, in progress, done, failed, expires at), read from the run folder's
 journal, and the run's progress, read from its submissions table. Reading status sends no call.
+
+Status also says what each vendor still holds of the run (`holdings`): every object the journal
+says a batch created there (OpenAI files, Anthropic and xAI batches), minus what purges recorded
+as deleted, each as held (the next purge deletes it), in use (the run still needs it),
+undeletable (xAI batches) or metadata only (OpenAI batch objects). `--check` asks the vendors.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +27,8 @@ from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
 from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json, read_table
 from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
-from evalcore.vendors.batch.journal import BatchRecord, load_all
+from evalcore.vendors.batch.journal import BatchRecord, load_all, load_purges
+from evalcore.vendors.batch.purge import Holding, holdings, tables_written_at
 
 EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}
 """Batch timing when the vendors are our emulators (their batches end as soon as they are due)."""
@@ -53,6 +60,18 @@ class RunStatus:
     finished: bool
     submissions: dict[str, int] = field(default_factory=dict)  # latest status -> count
     batches: dict[str, list[BatchRecord]] = field(default_factory=dict)
+    holdings: list[Holding] = field(default_factory=list)
+    """Every object the run's batches created at a vendor, with its state (`evalcore.vendors.batch.purge`)."""
+    checked: bool = False
+    """`--check`: the holdings' states were confirmed with the vendors."""
+
+    def held_at_vendors(self) -> dict[str, dict[str, int]]:
+        """Per vendor entry, objects per state (see `HoldState`)."""
+        out: dict[str, dict[str, int]] = {}
+        for h in self.holdings:
+            counts = out.setdefault(h.vendor, {})
+            counts[h.state] = counts.get(h.state, 0) + 1
+        return out
 
     def as_dict(self) -> dict[str, Any]:
         """JSON view (`tribunal status --json`)."""
@@ -64,6 +83,9 @@ class RunStatus:
             "submissions": self.submissions,
             "batches": {v: [r.model_dump(exclude={"outcomes", "requests"}) | {"requests": len(r.requests)}
                             for r in records] for v, records in self.batches.items()},
+            "held_at_vendors": self.held_at_vendors(),
+            "vendor_objects": [h.model_dump() for h in self.holdings],
+            "checked_at_vendors": self.checked,
         }
 
 
@@ -90,6 +112,10 @@ def run_status(run_uri: str) -> RunStatus:
         counts[status] = counts.get(status, 0) + 1
     batches = load_all(run_uri)
     settled = all(r.phase == "collected" for rs in batches.values() for r in rs)
+    success: dict[str, Any] | None = None
+    if fs.exists(fs.join(run_uri, SUCCESS)):
+        with contextlib.suppress(OSError, ValueError):  # unreadable: no finished attempt is known, nothing purgeable
+            success = read_json(fs.join(run_uri, SUCCESS))
     return RunStatus(
         run_uri=run_uri,
         run_id=str(record.get("run_id", fs.basename(run_uri))),
@@ -98,6 +124,7 @@ def run_status(run_uri: str) -> RunStatus:
         finished=fs.exists(fs.join(run_uri, SUCCESS)) and settled and not counts.get("incomplete"),
         submissions=counts,
         batches=batches,
+        holdings=holdings(batches, load_purges(run_uri), tables_written_at(success)),
     )
 
 
@@ -139,9 +166,38 @@ def status_blocks(status: RunStatus) -> list[Block]:
         out.append(t)
     open_batches = sum(1 for rs in status.batches.values() for r in rs if r.phase != "collected")
     out.append(f"{open_batches} batch(es) not collected yet" if open_batches else "every batch collected")
-    return out
+    return [*out, *holdings_blocks(status)]
 
 
 def render_status(status: RunStatus, console: Console, fmt: TableFormat = TableFormat.TABLE) -> None:
     """`status_blocks` in `fmt`: the tables fit the console's width, never cut."""
     emit(console, status_blocks(status), fmt)
+
+
+_STATES = {
+    "held": "held (the next purge deletes it)",
+    "in_use": "held, in use by the run",
+    "undeletable": "held, cannot be deleted",
+    "metadata": "kept without text",
+    "deleted": "deleted",
+    "gone": "gone",
+}
+
+
+def holdings_blocks(status: RunStatus) -> list[Block]:
+    """What each vendor still holds of the run: per vendor and state, then every object still there."""
+    if not status.holdings:
+        return []
+    source = "asked the vendors (--check)" if status.checked else "from the journal and purge records; --check asks the vendors"
+    out: list[Block] = [f"At the vendors ({source}):"]
+    for vendor, counts in sorted(status.held_at_vendors().items()):
+        out.append(f"  {vendor}: " + ", ".join(f"{n} {_STATES[state]}" for state, n in sorted(counts.items())))
+    still = [h for h in status.holdings if h.state in ("held", "in_use", "undeletable")]
+    if not still:
+        return [*out, "  nothing with the run's text is left at any vendor"]
+    t = TableSpec([Column("vendor", "id"), Column("object", "id"), Column("id", "id"), Column("state", "text"),
+                   Column("note", "text")], title=f"{len(still)} object(s) still at the vendors")
+    for h in still:
+        note = h.detail or ("xAI has no batch delete" if h.state == "undeletable" else "")
+        t.add_row(h.vendor, h.kind.replace("_", " "), h.id, _STATES[h.state], note)
+    return [*out, t]

@@ -28,7 +28,7 @@ from jobs.commands.common import (
 from jobs.commands.estimate import estimate
 from jobs.commands.results import calibrate_cmd, compare_cmd, reduce_cmd, report_cmd
 from jobs.commands.review import adjudicate, review
-from jobs.commands.run import demo, grade, status, sweep, validate
+from jobs.commands.run import demo, grade, purge, status, sweep, validate
 from jobs.commands.tools import emulate, synth_cmd
 
 __all__ = [
@@ -57,6 +57,7 @@ app.command()(validate)
 app.command()(grade)
 app.command()(sweep)
 app.command()(status)
+app.command()(purge)
 app.command()(estimate)
 app.command()(demo)
 app.command()(emulate)

@@ -108,15 +108,16 @@ def ocr_before_grading(
     *,
     start_ray: Callable[[], None],
     progress: bool = True,
+    cache_uri: str | None = None,
 ) -> OcrSummary:
-    """OCR every page of the benchmark that needs it into ``<output>/_ocr``, on the cluster.
+    """OCR every page of the benchmark that needs it into ``<output>/_ocr`` (or ``cache_uri``), on the cluster.
 
     ``start_ray`` attaches to the cluster (only called when there is a scan to plan). Failures
     are recorded, not raised: a page whose task failed is recognised by the benchmark load itself,
     and a document that cannot be read at all is reported there by name.
     """
     t0 = time.time()
-    summary = OcrSummary(cache_uri=ocr_cache_uri(output))
+    summary = OcrSummary(cache_uri=cache_uri or ocr_cache_uri(output))
     documents = paged_documents(benchmark)
     summary.documents = len(documents)
     if not documents:

@@ -19,7 +19,8 @@ Shape of a run (`run_sweep` is this list, one named step each):
    grades its submissions with `evalcore.grade_submission` and writes its rows as one shard of
    every table;
 6. the driver shows progress and listens for Ctrl-C (`jobs.console`), and at the end writes the
-   attempt's summary, the rejections and `_SUCCESS.json` (`finish`).
+   attempt's summary, the rejections and `_SUCCESS.json` (`finish`); once the tables are all
+   written, what the run's batches left at the vendors is purged (`jobs.purge`).
 
 The names the CLI, tests and benchmarks import from here (`SweepOptions`, `SweepSummary`,
 `init_ray`, `Interrupt`, ...) stay importable from `jobs.sweep`.
@@ -45,9 +46,11 @@ from evalcore.vendors.preflight import require_keys
 from jobs import vendor_pool
 from jobs.console import Interrupt, SweepProgress, print_cancelled, print_failed_shard, print_warnings
 from jobs.cost import CostWatch
+from jobs.governance import check_batch_allowed, governed_caches, local_caches
 from jobs.in_flight import InFlight
 from jobs.intake import SpooledShard, SubmissionPass
 from jobs.ocr import OcrSummary, ocr_before_grading
+from jobs.purge import purge_after_sweep
 from jobs.run_identity import (
     ATTEMPTS,
     OpenedRun,
@@ -68,6 +71,7 @@ from jobs.sweep_options import SweepOptions, SweepSummary
 
 if TYPE_CHECKING:
     from evalcore.benchmark.loader import BenchmarkLoad
+    from evalcore.config.models import TribunalConfig
 
 __all__ = [
     "ATTEMPTS",
@@ -97,10 +101,20 @@ __all__ = [
 
 
 def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummary:
-    """Run (or resume) a sweep; returns its summary. Ctrl-C stops after flushing finished shards."""
-    console = console or Console(stderr=True)
+    """Run (or resume) a sweep; returns its summary. Ctrl-C stops after flushing finished shards.
+
+    Under the configuration's data governance (`jobs.governance`): a vendor whose batch API is not
+    allowed is refused before anything starts, and the local caches live where it says.
+    """
+    check_batch_allowed(opts.config)
+    caches = local_caches(opts.config, opts.output)
+    with governed_caches(caches):
+        return _run_sweep(opts, console or Console(stderr=True), caches.ocr_uri)
+
+
+def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str) -> SweepSummary:
     t0 = time.time()
-    bench, scans = load_inputs(opts, console)
+    bench, scans = load_inputs(opts, console, ocr_uri)
     tasks = bench.task_map()
     run = open_run(opts, bench)
     summary = SweepSummary(run_id=run.run_id, run_uri=run.run_uri, attempt=run.attempt, ocr=scans.as_dict(),
@@ -113,11 +127,11 @@ def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummar
         summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
         actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger, opts.detach)
         grade_shards(opts, run, summary, intake.shards(), tasks, watch, actors, console)
-    finish(summary, rejected, watch, t0)
+    finish(summary, rejected, watch, t0, opts.config, console)
     return summary
 
 
-def load_inputs(opts: SweepOptions, console: Console) -> tuple[BenchmarkLoad, OcrSummary]:
+def load_inputs(opts: SweepOptions, console: Console, ocr_uri: str | None = None) -> tuple[BenchmarkLoad, OcrSummary]:
     """Check keys and output, OCR the benchmark's scans on the cluster, load the benchmark.
 
     The keys and the output are checked before anything is loaded, written or started (OCR starts
@@ -128,7 +142,7 @@ def load_inputs(opts: SweepOptions, console: Console) -> tuple[BenchmarkLoad, Oc
     require_keys(opts.config.vendors())
     fs.check_writable(opts.output)
     scans = ocr_before_grading(opts.benchmark, opts.output, console, progress=opts.progress,
-                               start_ray=lambda: init_ray(opts.address, _env_for_workers()))
+                               start_ray=lambda: init_ray(opts.address, _env_for_workers()), cache_uri=ocr_uri)
     with use_ocr_cache(scans.cache_uri):  # every page the OCR tasks recognised is found here
         bench = load_benchmark(opts.benchmark, limits=opts.config.input_limits)
     print_warnings(console, bench.warnings)
@@ -253,14 +267,28 @@ def grade_shards(
     summary.source_indexes_built = loop.source_indexes.built
 
 
-def finish(summary: SweepSummary, rejected: list[Rejection], watch: CostWatch, t0: float) -> None:
-    """Write what this attempt did: the rejections, the attempt's summary, and `_SUCCESS.json` if it finished."""
+def finish(
+    summary: SweepSummary,
+    rejected: list[Rejection],
+    watch: CostWatch,
+    t0: float,
+    config: TribunalConfig | None = None,
+    console: Console | None = None,
+) -> None:
+    """Write what this attempt did: the rejections, the attempt's summary, and `_SUCCESS.json` if it finished.
+
+    An attempt that finished has written every table: then, before its summary, what its batches
+    left at the vendors is purged (`jobs.purge`, `data_governance.purge`; never before the tables:
+    a resumed run may collect a batch again).
+    """
     capped = watch.capped()
     if not summary.interrupted and not capped:
         # One file, rewritten by every attempt that finishes: a fixed rejection disappears and a
         # resumed run does not count a rejection twice (an interrupted or capped attempt leaves it
         # to the attempt that finishes the run).
         write_table_file(summary.run_uri, "rejected", "rejections", rejected)
+        if config is not None and not summary.failed_shards:
+            summary.purge = purge_after_sweep(config, summary.run_uri, console or Console(stderr=True))
     summary.rejected = len(rejected)
     summary.rejections = [str(r) for r in rejected[:100]]
     summary.add_vendor_stats()

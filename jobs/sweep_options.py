@@ -89,6 +89,8 @@ class SweepSummary:
     ocr: dict[str, Any] = field(default_factory=dict, metadata={"doc": "The OCR step before grading (jobs.ocr)."})
     source_indexes_built: int = 0
     """Grounding indexes of the tasks' sources built by this pass (one per task graded; `SourceIndexes`)."""
+    purge: dict[str, Any] = field(default_factory=dict)
+    """What the purge at the end did at the vendors (`jobs.purge.purge_after_sweep`; empty: no batches)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view (for _SUCCESS.json and --json)."""

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from evalcore.benchmark.validate import render
 from evalcore.benchmark.validate import validate as run_validation
-from evalcore.config.models import VendorMode
+from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.emulation import EmulationOptions
 from evalcore.errors import TribunalError
 from evalcore.grading.scoring import AuditMode
@@ -323,19 +323,35 @@ def run_sweep_command(cmd: SweepCommand) -> None:
     raise typer.Exit(code)
 
 
+VendorsConfigOpt = Annotated[
+    str | None,
+    typer.Option("--config", "-c", help="YAML whose vendor entries (endpoints, key variables) reach the vendors. "
+                 "Default: the configuration recorded in the run's run.json."),
+]
+
+
 def status(
     run: Annotated[str, typer.Argument(help="A run folder (local or s3://), e.g. runs/run-2f1c….")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON (= --format json).")] = False,
     fmt: FormatOpt = TableFormat.TABLE,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Ask the vendors whether they still hold each object the run "
+                           "folder says they do (needs the keys).")
+    ] = False,
+    config: VendorsConfigOpt = None,
 ) -> None:
-    """Show a run: every batch per vendor (submitted, in progress, done, failed, expires at) and
-    the run's progress. Reads only the run folder (the batch journal and the submissions table);
-    no vendor is contacted.
+    """Show a run: every batch per vendor (submitted, in progress, done, failed, expires at), the
+    run's progress, and what each vendor still holds of it (OpenAI batch files, Anthropic and xAI
+    batches: held, in use by the run, deleted, or -- xAI -- undeletable). Reads only the run folder
+    (the batch journal, purge records and the submissions table); no vendor is contacted unless
+    `--check`.
 
     Example:
 
         tribunal status runs/run-2f1c0a9b3d4e
+
+        tribunal status runs/run-2f1c0a9b3d4e --check
     """
     from jobs.batch import render_status, run_status
 
@@ -343,6 +359,11 @@ def status(
     use_endpoint(endpoint_url)
     try:
         report = run_status(run)
+        if check and report.holdings:
+            from jobs.purge import check_at_vendors
+
+            report.holdings = check_at_vendors(_vendors_config(run, config), report.holdings)
+            report.checked = True
     except TribunalError as exc:
         print_error(exc)  # plain text: a run path may hold "[/]", which rich markup would choke on
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -352,6 +373,63 @@ def status(
         print(_json.dumps(report.as_dict(), indent=1, default=str))
     else:
         render_status(report, Console(), fmt)
+
+
+def purge(
+    run: Annotated[str, typer.Argument(help="A run folder (local or s3://), e.g. runs/run-2f1c….")],
+    config: VendorsConfigOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the purge record as JSON.")] = False,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+) -> None:
+    """Delete what a run's batches left at the vendors: OpenAI input, output and error files,
+    Anthropic message batches. A sweep does this itself once its tables are written
+    (`data_governance.purge`); this command does it later or again.
+
+    Only what the run no longer needs is deleted: batches whose answers are in the run's tables
+    (collected before its latest finished attempt ended), and files of batches never created.
+    Safe to repeat and on a half-purged run (an object already gone counts as gone); every purge
+    is recorded in the run (`_purge/`). xAI batches cannot be deleted (xAI has no delete): they
+    are reported. `tribunal status RUN` shows what each vendor still holds.
+
+    Exit codes: 0 nothing deletable is left; 1 not a run, or a bad configuration; 3 some objects
+    could not be deleted yet (a failed call, or the run still needs them): run it again later.
+
+    Example:
+
+        tribunal purge runs/run-2f1c0a9b3d4e
+    """
+    from jobs.purge import purge_counts, purge_run, render_purge, written_at
+
+    use_endpoint(endpoint_url)
+    console = Console(stderr=True)
+    try:
+        cfg = _vendors_config(run, config)
+        record = purge_run(run, cfg, trigger="command", at=written_at(run))
+    except TribunalError as exc:
+        print_error(exc, console)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if as_json:
+        print(record.model_dump_json(indent=1) if record is not None else "null")
+    if record is None:
+        console.print("nothing to purge: the run's batches left nothing at the vendors (or it has none)",
+                      markup=False, highlight=False)
+        raise typer.Exit(0)
+    render_purge(record, run, console)
+    counts = purge_counts(record)
+    if not counts["deleted"] and not counts["gone"] and not counts["failed"] and not counts["in_use"]:
+        console.print("nothing left to delete", markup=False, highlight=False)
+    raise typer.Exit(EXIT_INCOMPLETE if counts["failed"] or counts["in_use"] else 0)
+
+
+def _vendors_config(run: str, path: str | None) -> TribunalConfig:
+    """The configuration whose vendor entries reach the vendors a run used: `--config`, else its run.json."""
+    if path is not None:
+        from evalcore.config.load import load_config
+
+        return load_config(path, vendors=VendorMode.REAL)
+    from jobs.purge import run_config
+
+    return run_config(run)
 
 
 def _print_summary(summary: SweepSummary, console: Console) -> None:
@@ -372,6 +450,13 @@ def _print_summary(summary: SweepSummary, console: Console) -> None:
     if s.get("ocr", {}).get("documents"):
         o = s["ocr"]
         t.add_row("ocr_pages", f"{o['pages_ocred']:,} recognised, {o['pages_cached']:,} cached ({o['wall_s']:.1f} s)")
+    if s.get("purge", {}).get("enabled"):
+        p = s["purge"]
+        undeletable = ", ".join(f"{v} {c['undeletable']}" for v, c in sorted(p.get("by_vendor", {}).items())
+                                if c.get("undeletable"))
+        t.add_row("purged_at_vendors", p["error"] if "error" in p else
+                  f"{p.get('deleted', 0) + p.get('gone', 0):,} deleted, {p.get('failed', 0):,} failed, "
+                  f"{p.get('in_use', 0):,} in use" + (f", undeletable: {undeletable}" if undeletable else ""))
     emit(console, [t])
     if s["rejections"]:
         console.print(f"[yellow]{s['rejected']} input(s) rejected (the rest of the sweep went on):[/]")

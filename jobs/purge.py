@@ -1,0 +1,172 @@
+"""Purging a run's batch artefacts at the vendors: at the end of a sweep, and `tribunal purge RUN`.
+
+Why on the driver, after `finish` has written the tables: a batch's answers are needed until its
+rows are in the run's tables (a resumed run collects it again), and the actors are gone by then.
+The rules -- what may be deleted, what was, what cannot be -- are `evalcore.vendors.batch.purge`;
+this module builds the batch clients from the configuration (the sweep's own, or the run's
+run.json for `tribunal purge`), runs the purge, and says what happened on the console and in the
+sweep's summary. A purge never fails a sweep: what it could not delete is reported, and
+`tribunal purge RUN` tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from rich.console import Console
+
+from evalcore.config.models import TribunalConfig
+from evalcore.errors import StorageError, TribunalError
+from evalcore.storage import fs
+from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json
+from evalcore.vendors.batch.journal import PURGE_DIR, PurgeRecord, VendorObject, load_all, load_purges
+from evalcore.vendors.batch.protocol import BatchAPI
+from evalcore.vendors.batch.purge import Holding, holdings, purge, tables_written_at
+from evalcore.vendors.registry import create_batch_api, has_batch_api
+
+_KIND = {"input_file": "input file", "output_file": "output file", "error_file": "error file", "batch": "batch"}
+
+
+def batch_apis(config: TribunalConfig) -> dict[str, BatchAPI]:
+    """The batch adapter of every vendor entry that has one, by entry name (no client built yet)."""
+    return {v.name: create_batch_api(v) for v in config.vendors() if has_batch_api(v)}
+
+
+async def _with_apis(config: TribunalConfig, work: Any) -> Any:
+    apis = batch_apis(config)
+    try:
+        return await work(apis)
+    finally:
+        for api in apis.values():
+            await api.aclose()
+
+
+def run_config(run_uri: str) -> TribunalConfig:
+    """The configuration a run was made with (its run.json), for reaching the vendors it used."""
+    uri = fs.join(run_uri, RUN_RECORD)
+    if not fs.exists(uri):
+        raise TribunalError(f"{run_uri}: not a run folder (no {RUN_RECORD})")
+    try:
+        return TribunalConfig.model_validate(read_json(uri)["config"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise StorageError(f"{uri}: not a readable run record ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from exc
+
+
+def written_at(run_uri: str) -> float | None:
+    """When the run's latest finished attempt had written its tables, or None if none finished."""
+    uri = fs.join(run_uri, SUCCESS)
+    if not fs.exists(uri):
+        return None
+    try:
+        return tables_written_at(read_json(uri))
+    except (OSError, ValueError) as exc:
+        raise StorageError(f"{uri}: unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from exc
+
+
+def purge_run(
+    run_uri: str, config: TribunalConfig, *, trigger: Literal["sweep", "command"], at: float | None
+) -> PurgeRecord | None:
+    """Purge one run now (see `evalcore.vendors.batch.purge.purge`); ``at``: when its tables were written."""
+
+    async def work(apis: dict[str, BatchAPI]) -> PurgeRecord | None:
+        return await purge(run_uri, apis, trigger=trigger, written_at=at)
+
+    result: PurgeRecord | None = asyncio.run(_with_apis(config, work))
+    return result
+
+
+def purge_after_sweep(config: TribunalConfig, run_uri: str, console: Console) -> dict[str, Any]:
+    """The sweep's hook, called once the attempt has written every table: purge unless
+    ``data_governance.purge`` is off; report; never raise (the summary holds what happened)."""
+    if not fs.exists(fs.join(run_uri, "_batches")):
+        return {}
+    if not config.data_governance.purge:
+        left = [h for h in holdings(load_all(run_uri), load_purges(run_uri), time.time()) if h.state == "held"]
+        if left:
+            console.print(f"data_governance.purge is off: {len(left)} batch object(s) left at the vendors; "
+                          f"`tribunal purge {run_uri}` deletes them", markup=False, highlight=False)
+        return {"enabled": False, "held": len(left)}
+    try:
+        record = purge_run(run_uri, config, trigger="sweep", at=time.time())
+    except Exception as exc:  # a purge never fails the sweep whose tables are written
+        message = f"{type(exc).__name__}: {str(exc)[:300]}"
+        console.print(f"purging the batches at the vendors failed ({message}); `tribunal purge {run_uri}` "
+                      "tries again", style="yellow", markup=False, highlight=False)
+        return {"enabled": True, "error": message}
+    if record is None:
+        return {"enabled": True}
+    render_purge(record, run_uri, console)
+    return {"enabled": True, **purge_counts(record)}
+
+
+def purge_counts(record: PurgeRecord) -> dict[str, Any]:
+    """A purge in numbers: per outcome, and per vendor and outcome."""
+    by_vendor: dict[str, dict[str, int]] = {}
+    for o in record.objects:
+        by_vendor.setdefault(o.vendor, {}).setdefault(o.outcome, 0)
+        by_vendor[o.vendor][o.outcome] += 1
+    return {
+        "deleted": record.count("deleted"), "gone": record.count("gone"), "failed": record.count("failed"),
+        "undeletable": record.count("undeletable"), "in_use": record.in_use, "by_vendor": by_vendor,
+    }
+
+
+def _kinds(objects: Iterable[VendorObject]) -> str:
+    counts = Counter(o.kind for o in objects)
+    return ", ".join(f"{n} {_KIND[k]}{'es' if k == 'batch' and n != 1 else 's' if n != 1 else ''}"
+                     for k, n in sorted(counts.items()))
+
+
+def render_purge(record: PurgeRecord, run_uri: str, console: Console) -> None:
+    """What a purge did, per vendor, and what it could not do (and why)."""
+    where = fs.join(run_uri, PURGE_DIR)
+    vendors = sorted({o.vendor for o in record.objects})
+    removed = [f"{v}: {_kinds(o for o in record.objects if o.vendor == v and o.outcome in ('deleted', 'gone'))}"
+               for v in vendors if any(o.vendor == v and o.outcome in ("deleted", "gone") for o in record.objects)]
+    if removed:
+        console.print(f"purged at the vendors: {'; '.join(removed)} (recorded in {where})",
+                      markup=False, highlight=False)
+    for v in vendors:
+        undeletable = [o for o in record.objects if o.vendor == v and o.outcome == "undeletable"]
+        if undeletable:
+            console.print(f"{v}: {_kinds(undeletable)} cannot be deleted: {undeletable[0].detail}. "
+                          "data_governance.batch_allowed (or preset: private) refuses this vendor's batch mode",
+                          style="yellow", markup=False, highlight=False)
+        failed = [o for o in record.objects if o.vendor == v and o.outcome == "failed"]
+        if failed:
+            console.print(f"{v}: {_kinds(failed)} could not be deleted ({failed[0].detail}); "
+                          f"`tribunal purge {run_uri}` tries again", style="yellow", markup=False, highlight=False)
+    if record.in_use:
+        console.print(f"{record.in_use} batch object(s) left at the vendors: the run still needs them (answers not "
+                      f"in its tables yet); purged when the run finishes, or by `tribunal purge {run_uri}` then",
+                      markup=False, highlight=False)
+
+
+def check_at_vendors(config: TribunalConfig, held: list[Holding]) -> list[Holding]:
+    """`tribunal status --check`: ask each vendor whether it still has what the run folder says it
+    holds (held, in use, undeletable); an object it no longer has is shown as gone."""
+
+    async def work(apis: dict[str, BatchAPI]) -> list[Holding]:
+        out: list[Holding] = []
+        for h in held:
+            api = apis.get(h.vendor)
+            if h.state not in ("held", "in_use", "undeletable") or api is None:
+                out.append(h)
+                continue
+            try:
+                present = await api.exists(VendorObject(kind=h.kind, id=h.id))
+            except Exception as exc:
+                out.append(h.model_copy(update={"detail": f"not checked: {api.redact(str(exc))[:200]}"}))
+                continue
+            if present:
+                out.append(h.model_copy(update={"detail": "checked: still at the vendor"}))
+            else:
+                out.append(h.model_copy(update={"state": "gone", "detail": "checked: the vendor no longer has it"}))
+        return out
+
+    checked: list[Holding] = asyncio.run(_with_apis(config, work))
+    return checked
