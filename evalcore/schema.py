@@ -268,13 +268,14 @@ class CallRow(RowIdentity):
     output_tokens: int = Field(default=0, description='Output tokens billed.')
     reasoning_tokens: int = Field(default=0, description='Reasoning tokens (part of output) when the vendor reports them.')
     cost_usd: float = Field(default=0.0, description='USD paid in this run (0 when reused); vendor-reported cost when available.')
-    latency_s: float = Field(default=0.0, description='Wall time of the logical call, retries included.')
+    latency_s: float = Field(default=0.0, description='ended_at − started_at: the logical call, retries and backoff included (batch mode: the batches it went into); 0 when reused.')
     request_id: str | None = Field(default=None, description="The vendor's request id (x-request-id / request-id), for support tickets.")
     reused_from: str | None = Field(default=None, description="Run id whose paid call was reused.")
     batch_id: str | None = Field(default=None, description="Vendor batch that answered the call (batch mode); null online.")
     offline: bool = Field(default=False, description='True when the answer came from the offline heuristics, not a model.')
     response_json: str | None = Field(default=None, description='The parsed answer as JSON: what reuse serves and what every score is derived from.')
-    started_at: float = Field(default=0.0, description='Unix time the call started.')
+    started_at: float = Field(default=0.0, description='Unix time its first attempt was sent (batch mode: its first batch was submitted), as the adapter (batch journal) recorded it. Reused: when this run served the stored answer (the original times are in the reused_from run). Failed (outcome not ok): the failure carries no span, so when it was recorded (preflight: when the check began).')
+    ended_at: float = Field(default=0.0, description='Unix time its last attempt answered (batch mode: its last batch ended). Reused: = started_at. Failed: when the failure was recorded.')
 
 
 class GradingRow(RowIdentity):

@@ -73,9 +73,17 @@ def call_row(
     criterion_id: str | None = None,
     started_at: float | None = None,
 ) -> CallRow:
-    """One `calls` row for a reply or a final failure (calls are per vendor request: no area)."""
-    started = started_at if started_at is not None else time.time()
+    """One `calls` row for a reply or a final failure (calls are per vendor request: no area).
+
+    A reply's times are its own (`JudgeReply.started_at`/`ended_at`: set by the adapter, the batch
+    journal or the reuse store), never when the row is built: a submission's calls are built together
+    once all have answered, so the build time would stamp all of them alike. `latency_s` is always
+    `ended_at - started_at`. A failure (`VendorError`) carries no span: it ends when its row is
+    built, and starts at `started_at` when the caller knows when it began (preflight), else then too.
+    """
     if isinstance(result, VendorError):
+        ended = time.time()
+        started = min(started_at, ended) if started_at is not None else ended
         tokens_in, cached, tokens_out, reasoning = result.billed_tokens
         return CallRow(
             **ctx.call_ids(),
@@ -86,6 +94,7 @@ def call_row(
             purpose=request.purpose,
             criterion_id=criterion_id,
             started_at=started,
+            ended_at=ended,
             outcome=cast(CallOutcome, result.kind.value),
             error=str(result),
             attempts=result.attempts,
@@ -96,7 +105,7 @@ def call_row(
             output_tokens=tokens_out,
             reasoning_tokens=reasoning,
             cost_usd=result.cost_usd,  # bad outputs that were answered were paid for
-            latency_s=0.0,
+            latency_s=ended - started,
             reused_from=None,
             batch_id=None,
             offline=cfg.adapter == "offline",
@@ -110,7 +119,8 @@ def call_row(
         model=cfg.model,
         purpose=request.purpose,
         criterion_id=criterion_id,
-        started_at=started,
+        started_at=result.started_at,
+        ended_at=result.ended_at,
         outcome="ok",
         error=None,
         attempts=result.attempts,

@@ -58,12 +58,19 @@ class JudgeRequest(BaseModel):
 
 
 class JudgeReply(BaseModel, Generic[T]):
-    """A successful call: the parsed answer and everything needed to account for it."""
+    """A successful call: the parsed answer and everything needed to account for it.
+
+    Its span (`started_at`, `ended_at`) is set by whoever answered, the only one that knows it: an
+    adapter (first attempt sent, last attempt answered, on its own clock), the batching vendor (first
+    batch submitted, last batch ended, from its journal), the reusing vendor (when it served the
+    stored answer). `latency_s` is derived from the span, so the two can never disagree.
+    """
 
     output: T
     usage: Usage
     cost_usd: float
-    latency_s: float
+    started_at: float = Field(description="Unix seconds: the first attempt was sent (batch: the first batch submitted).")
+    ended_at: float = Field(description="Unix seconds: the last attempt answered (batch: the last batch ended).")
     attempts: int = 1
     rate_limited: int = Field(default=0, description="429 / RESOURCE_EXHAUSTED answers seen.")
     request_id: str | None = None
@@ -72,6 +79,11 @@ class JudgeReply(BaseModel, Generic[T]):
     offline: bool = False
     reused_from: str | None = Field(default=None, description="Run id, when served from a stored call.")
     batch_id: str | None = Field(default=None, description="The vendor batch that answered (batch mode).")
+
+    @property
+    def latency_s(self) -> float:
+        """Seconds from the first attempt sent to the last answer: retries and backoff included."""
+        return self.ended_at - self.started_at
 
 
 @runtime_checkable

@@ -6,12 +6,19 @@ resume, or a run named with `--reuse`) is answered from the stored response at z
 fails or its owner is cancelled, each waiter sends its own. Answers of new calls are added to the
 store, so a repeat within the process is free too — except Stage 2 answers, which the audit still
 validates (only their row in the calls table, with its validated outcome, may serve them later).
+
+A served answer's times are this run's, not the original call's: `started_at` = `ended_at` = when it
+was served (latency 0, attempts 0, `reused_from` naming the run that paid). Why not the original
+times: the calls table is this run's timeline (its rate, its waits), and an answer served in no time
+at all belongs in it when it was served; the original call, with its times, is the row of the same
+`request_hash` in the `reused_from` run.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import MutableMapping
+import time
+from collections.abc import Callable, MutableMapping
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,8 +29,17 @@ from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
 class ReusingVendor:
     """A `Vendor` that consults stored calls before paying for a new one."""
 
-    def __init__(self, inner: Vendor, stored: MutableMapping[str, tuple[str, str]], run_id: str) -> None:
+    def __init__(
+        self,
+        inner: Vendor,
+        stored: MutableMapping[str, tuple[str, str]],
+        run_id: str,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.inner = inner
+        self._clock = clock
+        """Unix seconds: when a stored answer is served (its `started_at` and `ended_at`)."""
         self.name = inner.name
         self.family = inner.family
         self.model = inner.model
@@ -52,11 +68,13 @@ class ReusingVendor:
             self.stale += 1
             return None
         self.reused += 1
+        served = self._clock()
         return JudgeReply[schema](  # type: ignore[valid-type]
             output=output,
             usage=Usage(),
             cost_usd=0.0,
-            latency_s=0.0,
+            started_at=served,
+            ended_at=served,
             attempts=0,
             vendor=self.name,
             model=self.model,

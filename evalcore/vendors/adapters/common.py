@@ -139,6 +139,9 @@ class AdapterBase(ABC, Generic[C]):
         self.model = cfg.model
         self.budget = budget if budget is not None or self.is_offline else RateBudget.for_vendor(cfg)
         self._clock = clock
+        # Unix seconds at the clock's zero: a reply's span is read on `clock` (monotonic, so no
+        # wall-clock step can bend a latency) and stated in unix seconds, so rows of every process line up.
+        self._epoch = time.time() - clock()
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._client: C | None = None
@@ -334,9 +337,10 @@ class AdapterBase(ABC, Generic[C]):
     ) -> JudgeReply[T] | VendorError:
         """Attempts until success or the policy gives up.
 
-        Each attempt takes a budget slot (a retry is a request the vendor counts). `latency_s`
-        runs from the first send to the answer, retries and waits included; the time queued in
-        the budget before the first send is not the vendor's latency and is left out. Each
+        Each attempt takes a budget slot (a retry is a request the vendor counts). The reply's span
+        (`started_at` to `ended_at`, hence `latency_s`) runs from the first send to the answer,
+        retries and waits included; the time queued in the budget before the first send is not the
+        vendor's latency and is left out. Each
         attempt's own time on the wire (send to answer or failure) feeds the in-flight cap's
         latency estimate; a cancelled attempt, whose latency is unknown, does not.
         """
@@ -411,11 +415,13 @@ class AdapterBase(ABC, Generic[C]):
                 self._observe(result.rate)
                 billed += result.usage
                 cost += result.cost_usd if result.cost_usd is not None else self._price(result.usage)
+                ended = self._clock()
                 return JudgeReply(
                     output=result.output,
                     usage=billed,
                     cost_usd=cost,
-                    latency_s=self._clock() - started,
+                    started_at=self._epoch + started,
+                    ended_at=self._epoch + ended,
                     attempts=state.attempts,
                     rate_limited=state.rate_limited,
                     request_id=result.request_id or request_id,

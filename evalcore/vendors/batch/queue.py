@@ -153,7 +153,6 @@ class BatchingVendor:
         cost = 0.0
         request_id: str | None = None
         tried: list[str] = []
-        started = self._clock()
         cid = custom_id(request)
         while True:
             state.attempts += 1
@@ -169,7 +168,7 @@ class BatchingVendor:
                 item = await self._result_of(batch_id, cid)
                 if item is None:
                     raise _SubmitFailed(ErrorKind.TRANSIENT, f"batch {batch_id} returned no result for the request")
-                reply = self._reply(item, schema, batch_id, state, billed, cost, started)
+                reply = self._reply(item, schema, tried, state, billed, cost)
                 if isinstance(reply, JudgeReply):
                     self.stats["succeeded"] += 1
                     return reply
@@ -206,7 +205,8 @@ class BatchingVendor:
                     "usage": billed + reply.usage,
                     "cost_usd": cost + reply.cost_usd,
                     "attempts": state.attempts + reply.attempts,
-                    "latency_s": self._clock() - started,
+                    # the span too: from the first batch's submission to the online answer
+                    "started_at": min(self._span(tried, reply.started_at)[0], reply.started_at),
                 })
 
     async def complete_many(
@@ -232,13 +232,16 @@ class BatchingVendor:
         self,
         item: BatchItemResult,
         schema: type[T],
-        batch_id: str,
+        tried: list[str],
         state: RetryState,
         billed: Usage,
         cost: float,
-        started: float,
     ) -> JudgeReply[T] | tuple[Usage, float, str | None]:
-        """The reply, or (billed usage, cost, request id) so far when the answer is unusable."""
+        """The reply, or (billed usage, cost, request id) so far when the answer is unusable.
+
+        `tried`: the batches the request went into, this one (`tried[-1]`) last; the call's span runs
+        from the first one's submission to this one's end (`_span`)."""
+        batch_id = tried[-1]
         if item.status != "succeeded":
             raise _SubmitFailed(ErrorKind.TRANSIENT, f"request {item.status} in batch {batch_id}: {item.error or ''}")
         usage = item.usage
@@ -251,17 +254,32 @@ class BatchingVendor:
         except BadOutput as exc:
             item.problem = exc.reason
             return billed, cost, item.request_id
+        started_at, ended_at = self._span(tried, time.time())
         return JudgeReply[schema](  # type: ignore[valid-type]
             output=output,
             usage=billed,
             cost_usd=cost,
-            latency_s=self._clock() - started,
+            started_at=started_at,
+            ended_at=ended_at,
             attempts=state.attempts,
             request_id=item.request_id,
             vendor=self.name,
             model=self.model,
             batch_id=batch_id,
         )
+
+    def _span(self, tried: list[str], now: float) -> tuple[float, float]:
+        """(first batch submitted, last batch ended) in unix seconds, from the journal.
+
+        Why the journal's times and not this process's clock: a batch may have been submitted by an
+        earlier driver (a re-run collects it), and its records say when it went to the vendor and
+        when its end was first seen. `now` stands in for a time the journal does not have (a record
+        that could not be written; a batch collected before its end was recorded)."""
+        first = self.journal.by_batch_id(tried[0]) if tried else None
+        last = self.journal.by_batch_id(tried[-1]) if tried else None
+        ended = (last.ended_at or last.collected_at or now) if last is not None else now
+        started = first.submitted_at if first is not None else ended
+        return min(started, ended), ended
 
     # ------------------------------------------------------------------ queue and submit
     async def _enqueue(self, request: JudgeRequest, schema: type[BaseModel]) -> str:
