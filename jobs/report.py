@@ -1,5 +1,7 @@
 """`tribunal report RUN`: one self-contained report.html for a run (works offline, no CDN).
 
+Why one module: the page is one self-contained document; its queries, charts and template context are built together so each figure matches the run's tables.
+
 The page holds everything inline: CSS, a small script, SVG charts drawn here in Python, and the
 drill-down data as JSON. Sections: leaderboard with 95% intervals (gated vs ungated), rank interval
 and tier, the pairwise P(beats) matrix as a picture, per-area heatmap, judge agreement, self-family

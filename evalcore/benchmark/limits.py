@@ -1,5 +1,7 @@
 """Input limits: what reading one file may cost, checked before and while it is converted.
 
+Why one module: every limit is checked before the bytes are inflated, with one message style; the PDF, Office and workbook checks share that discipline.
+
 Why a module of its own: every input file (a task's source document, a submitted deliverable) is
 converted in the process that loads all the others - the sweep driver, ``tribunal validate``. One
 file that inflates to gigabytes (a decompression bomb: a 3 MB .docx whose XML unpacks to 1 GB), a

@@ -1,5 +1,7 @@
 """Load a benchmark in the public task layout, from a local folder or ``s3://``, collecting problems.
 
+Why one module: discovery, task.json parsing and document loading share the problem-collecting rules (one `file: reason` per refusal), which must read the same for every kind of input.
+
 Layout (unchanged from the public benchmark)::
 
     <root>/tasks/<area>/<task>[/<scenario>]/task.json

@@ -1,5 +1,7 @@
 """Configuration models: one model for the whole run (loaded by `evalcore.config.load`).
 
+Why one module: every section is a small model of one run's configuration; splitting them would scatter the one schema `run.json` records.
+
 Sources, later ones winning key by key (mappings merge, lists and values replace):
 `config/defaults.yaml` → the user's YAML (`--config`) → `TRIBUNAL_<KEY>` environment variables
 (nested keys joined with `__`, e.g. `TRIBUNAL_AUDIT__MODE=always`, `TRIBUNAL_SEED=7`) → explicit

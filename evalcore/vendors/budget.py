@@ -1,5 +1,7 @@
 """A per-vendor rate budget (requests and tokens per minute) shared by every caller in a process.
 
+Why one module: both limit models, the header adaptation and the 429 pause act on one bucket state, which must be read and changed under one lock.
+
 Two models of a vendor's limit, chosen per vendor entry (`RateLimits.algorithm`):
 
 * **Token bucket** (the default; how OpenAI and Anthropic describe their limits): a bucket of

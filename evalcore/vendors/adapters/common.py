@@ -1,5 +1,7 @@
 """The shared half of every adapter: budget, retries, accounting, secrets, client lifetime.
 
+Why one module: the attempt template, the in-flight limiter's use, retries, accounting and client lifetime are one call's life, which every adapter shares.
+
 Why a base class: what differs between vendors is small (how to send one attempt, how to read
 usage, what each SDK exception means). Everything else — waiting on the rate budget, the single
 retry policy, counting attempts and 429s, summing billed usage and cost, keeping the key out of
