@@ -38,6 +38,7 @@ from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Vendor
 from evalcore.vendors.registry import create_batch_api, has_batch_api
 from evalcore.vendors.reuse import ReusingVendor
 from evalcore.vendors.sharding import ShardBudget, create_account_vendors
+from jobs.metrics import VendorMetrics
 
 
 def _zero_stats() -> dict[str, float]:
@@ -94,6 +95,7 @@ class VendorActor:
         self.detach = detach
         self.budget: RateBudget | None = None  # the account's one budget, once the clients exist
         self.started = time.time()
+        self.metrics = VendorMetrics(run_id, list(self.entries))  # Ray metrics (jobs/metrics.py)
 
     def _entry(self, name: str | None) -> _Entry:
         """The entry a call names (None: the only or first one, for single-entry callers)."""
@@ -148,7 +150,9 @@ class VendorActor:
         if self._telling:  # a 429 of ours has reached the account's other actors before we answer
             await asyncio.gather(*list(self._telling), return_exceptions=True)
         out: list[JudgeReply[T] | VendorError] = []
-        s = self._entry(entry).stats
+        e = self._entry(entry)
+        self.metrics.calls(e.cfg.name, requests, results)  # recorded locally: a few records per call
+        s = e.stats
         s["requests"] += len(requests)
         for r in results:
             if isinstance(r, VendorError):
@@ -195,7 +199,8 @@ class VendorActor:
         (its `max_in_flight`), `in_flight`, `cap_waiting`, `cap_bound` (1: calls wait for a slot and
         none on the budget — the cap, not the budget, binds), and the calls and seconds spent
         waiting on each (`cap_waits`, `cap_wait_s`, `budget_waits`, `budget_wait_s`, `cap_bound_s`,
-        `budget_bound_s`); all sums over an entry's actors."""
+        `budget_bound_s`); all sums over an entry's actors. Each look also records this actor's Ray
+        gauges (`jobs.metrics`: in flight, cap, budget use), so they are as fresh as the progress."""
         e = self._entry(entry)
         batch = e.batching.snapshot() if e.batching is not None else {}
         shard = {}
@@ -203,6 +208,10 @@ class VendorActor:
             shard = {"sibling_429s": float(getattr(self.budget, "sibling_pauses", 0))}
         wire_stats = getattr(e.adapter, "wire_stats", None)
         wire = wire_stats() if callable(wire_stats) else {}
+        # the gauges are recorded again at each look (Ray drops a gauge not reported for 20 s)
+        self.metrics.wire(e.cfg.name, wire)
+        self.metrics.budget(self.budget, sum(x.stats["input_tokens"] + x.stats["output_tokens"]
+                                             for x in self.entries.values()))
         return {**e.stats, **{f"batch_{k}": float(v) for k, v in batch.items()}, **shard, **wire,
                 "uptime_s": time.time() - self.started}
 

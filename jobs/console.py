@@ -66,6 +66,8 @@ class SweepProgress:
         )
         self.task = self.progress.add_task("grading", total=total, detail="")
         self.last: dict[str, tuple[float, float]] = {}
+        self.rates: dict[str, float] = {}
+        """Calls per second per vendor at the last update, as shown (the driver's Ray metrics: `jobs.metrics`)."""
         self.cost_text: Callable[[float], str] = lambda cost: f"${cost:,.2f}"
 
     def __enter__(self) -> SweepProgress:
@@ -83,6 +85,7 @@ class SweepProgress:
             prev_t, prev_c = self.last.get(name, (now, calls))
             rate = (calls - prev_c) / (now - prev_t) if now > prev_t else 0.0
             self.last[name] = (now, calls)
+            self.rates[name] = rate
             if "batch_batches_submitted" in s:  # batch mode: batches sent and still awaited
                 parts.append(f"{name} batches={int(s['batch_batches_submitted'])} "
                              f"open={int(s.get('batch_watching', 0))} queued={int(s.get('batch_queued', 0))}")

@@ -18,9 +18,10 @@ Shape of a run (`run_sweep` is this list, one named step each):
    (`SourceIndexes`) and the configuration put in the object store once; each `grade_shard`
    grades its submissions with `evalcore.grade_submission` and writes its rows as one shard of
    every table;
-6. the driver shows progress and listens for Ctrl-C (`jobs.console`), and at the end writes the
-   attempt's summary, the rejections and `_SUCCESS.json` (`finish`); once the tables are all
-   written, what the run's batches left at the vendors is purged (`jobs.purge`).
+6. the driver shows progress (also as Ray metrics, `jobs.metrics`) and listens for Ctrl-C
+   (`jobs.console`), and at the end writes the attempt's summary, the rejections and
+   `_SUCCESS.json` (`finish`); once the tables are all written, what the run's batches left at
+   the vendors is purged (`jobs.purge`).
 
 The names the CLI, tests and benchmarks import from here (`SweepOptions`, `SweepSummary`,
 `init_ray`, `Interrupt`, ...) stay importable from `jobs.sweep`.
@@ -49,6 +50,7 @@ from jobs.cost import CostWatch
 from jobs.governance import check_batch_allowed, governed_caches, local_caches
 from jobs.in_flight import InFlight
 from jobs.intake import SpooledShard, SubmissionPass
+from jobs.metrics import SweepMetrics
 from jobs.ocr import OcrSummary, ocr_before_grading
 from jobs.purge import purge_after_sweep
 from jobs.run_identity import (
@@ -180,6 +182,8 @@ class _ShardLoop:
     source_indexes: SourceIndexes
     config_ref: Any
     progress: SweepProgress | None = None
+    metrics: SweepMetrics | None = None
+    """The driver's Ray metrics (`jobs.metrics`): recorded at each collect, as the live view is."""
     needs_preflight: bool = field(default=True)
     """Done lazily, before the first shard sent: a finished run sends no call at all."""
 
@@ -215,8 +219,17 @@ class _ShardLoop:
                 print(res.line(), flush=True)
         stats = vendor_pool.add_up(self.actors, ray.get(vendor_pool.stats_refs(self.actors)))
         self.summary.vendor_stats = stats
+        spent = sum(s["cost_usd"] for s in stats.values())
         if self.progress is not None:
-            self.progress.update(self.summary.done, stats, sum(s["cost_usd"] for s in stats.values()))
+            self.progress.update(self.summary.done, stats, spent)
+        self.record_metrics(spent)
+
+    def record_metrics(self, spent: float) -> None:
+        """Done/total, spend against the estimate, calls/s and ETA as Ray metrics, for a dashboard."""
+        if self.metrics is not None:
+            self.metrics.record(total=self.summary.submissions_total, done=self.summary.done,
+                                graded=self.summary.graded, spent_usd=spent,
+                                rates=self.progress.rates if self.progress is not None else None)
 
 
 def grade_shards(
@@ -239,7 +252,8 @@ def grade_shards(
     with Interrupt(console) as interrupt:
         loop = _ShardLoop(opts, run, summary, watch, actors, console, interrupt, window, task_refs,
                           SourceIndexes(task_refs, enabled=opts.config.audit.grounding_candidates),
-                          put_config(opts.config))
+                          put_config(opts.config), metrics=SweepMetrics(run.run_id, watch.estimated_usd))
+        loop.record_metrics(0.0)
         try:
             with SweepProgress(console, opts.progress, summary.submissions_total) as progress:
                 progress.cost_text = watch.progress_text
