@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -22,6 +22,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 from rich.text import Text
+
+if TYPE_CHECKING:
+    from jobs.sweep_options import SweepSummary
 
 
 def print_warnings(console: Console, warnings: Iterable[object]) -> None:
@@ -47,13 +50,21 @@ def print_cancelled(console: Console, cancelled: int) -> None:
 
 
 class SweepProgress:
-    """Live view: submissions done/total, calls/s and 429s per vendor, cost so far, ETA."""
+    """Live view: submissions done/total, calls/s and 429s per vendor, cost so far, ETA.
 
-    def __init__(self, console: Console, enabled: bool, total: int | None) -> None:
+    `phase` names what the bar counts: "grading", or "submitting batches" for a `--detach` pass,
+    whose submissions mostly end waiting on their batches (shown as `awaiting batches`, never as
+    graded). In batch mode the cost shown is what this command paid (`SweepSummary.cost_usd`, from
+    the rows of finished shards), and what it collected from batches an earlier command paid for
+    is shown apart: the actors' live figure counts collected results as paid.
+    """
+
+    def __init__(self, console: Console, enabled: bool, total: int | None, phase: str = "grading") -> None:
         self.enabled = enabled
         self.console = console
+        self.phase = phase
         self.progress = Progress(
-            TextColumn("[bold]grading"),
+            TextColumn(f"[bold]{phase}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
@@ -77,8 +88,16 @@ class SweepProgress:
     def __exit__(self, *exc: object) -> None:
         self.progress.__exit__(None, None, None)
 
-    def update(self, done: int, stats: dict[str, dict[str, float]], cost: float) -> None:
+    def update(
+        self, done: int, stats: dict[str, dict[str, float]], cost: float, summary: SweepSummary | None = None
+    ) -> None:
+        """`done` of the total, the cost (`cost`: the actors' live figure) and each vendor's rate; with
+        the sweep's `summary`, the bar counts submissions left waiting on batches too, and in batch
+        mode the cost is what this command paid, with what it collected and what waits beside it."""
         parts = []
+        head = self._head(stats, cost, summary)
+        if summary is not None:
+            done = summary.handled
         now = time.time()
         for name, s in stats.items():
             calls = s.get("paid_calls", 0) + s.get("reused_calls", 0) + s.get("failed_calls", 0)
@@ -86,14 +105,27 @@ class SweepProgress:
             rate = (calls - prev_c) / (now - prev_t) if now > prev_t else 0.0
             self.last[name] = (now, calls)
             self.rates[name] = rate
-            if "batch_batches_submitted" in s:  # batch mode: batches sent and still awaited
+            if "batch_batches_submitted" in s:  # batch mode: batches sent by this command, and still awaited
                 parts.append(f"{name} batches={int(s['batch_batches_submitted'])} "
+                             f"requests={int(s.get('batch_requests_submitted', 0))} "
                              f"open={int(s.get('batch_watching', 0))} queued={int(s.get('batch_queued', 0))}")
                 continue
             # the in-flight cap, not the rate budget, holds calls back (evalcore.vendors.in_flight)
             bound = f" cap-bound {int(s.get('in_flight', 0))}/{int(s.get('in_flight_cap', 0))}" if s.get("cap_bound") else ""
             parts.append(f"{name} {rate:,.0f}/s 429s={int(s.get('rate_limited', 0))}{bound}")
-        self.progress.update(self.task, completed=done, detail=f"{self.cost_text(cost)} | " + " | ".join(parts))
+        self.progress.update(self.task, completed=done, detail=" | ".join([*head, *parts]))
+
+    def _head(self, stats: dict[str, dict[str, float]], cost: float, summary: SweepSummary | None) -> list[str]:
+        """Cost, then (with the summary) collected, graded and awaiting, each only when it says something."""
+        if summary is None:
+            return [self.cost_text(cost)]
+        batch = any("batch_batches_submitted" in s for s in stats.values())
+        head = [("paid " if batch else "") + self.cost_text(summary.cost_usd if batch else cost)]
+        if summary.collected_calls:
+            head.append(f"collected {summary.collected_calls:,} (${summary.collected_usd:,.2f}, paid before)")
+        if summary.awaiting_batches:
+            head.append(f"graded {summary.graded:,}, awaiting batches {summary.awaiting_batches:,}")
+        return head
 
 
 class Interrupt:

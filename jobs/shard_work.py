@@ -9,9 +9,10 @@ per shard), its submissions by value, and returns a `ShardResult` (counts, never
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import ray
@@ -21,9 +22,67 @@ from evalcore.config.models import TribunalConfig
 from evalcore.grading.calls import total_cost
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.grounding import SourceIndex, index_sources, sharing_indexes
-from evalcore.schema import Submission, Task
+from evalcore.schema import CallRow, Submission, Task
 from evalcore.storage.store import write_shard
 from jobs import vendor_pool
+
+AWAITING_MARK = "--detach: run the same command again to collect"
+"""What the error of a call left waiting on a batch says (`evalcore.vendors.batch.queue.BatchPending`:
+the error crosses Ray as a plain `VendorError`, so its row is known by its message)."""
+
+
+def awaiting_batch(call: CallRow) -> bool:
+    """The call is not answered yet: it waits in a batch that had not ended (`--detach`); a later
+    run collects it. Its row is a placeholder (transient, 0 attempts, nothing paid), not a failure."""
+    return call.outcome == "transient" and call.attempts == 0 and AWAITING_MARK in (call.error or "")
+
+
+@dataclass(frozen=True)
+class CallCounts:
+    """Call rows by who paid for them, from the point of view of one command (one sweep attempt).
+
+    Why not the actors' statistics: they count every reply as paid, so a run collecting batches an
+    earlier `--detach` run submitted reported what it collected as what it paid. Here a row is:
+    *paid* (sent by this command and answered: online now, or in a batch it submitted; a row whose
+    call started at or after `since`, the command's start), *failed* (sent by this command, failed
+    for good; its billed attempts are in `paid_usd`), *collected* (a batch result whose first batch
+    an earlier command submitted: paid then), *reused* (served from stored calls, free) or
+    *awaiting* (a placeholder for a call still in a batch). Every row is exactly one of these, so
+    the counts of a run's commands add up to its calls table (rows, and USD of the rows not reused).
+    """
+
+    paid: int = 0
+    paid_usd: float = 0.0
+    failed: int = 0
+    collected: int = 0
+    collected_usd: float = 0.0
+    reused: int = 0
+    awaiting: int = 0
+
+    @classmethod
+    def of(cls, calls: Iterable[CallRow], since: float = 0.0) -> CallCounts:
+        """Count `calls` for the command that started at `since` (unix s; 0: everything is its own)."""
+        paid = failed = collected = reused = awaiting = 0
+        paid_usd: list[float] = []
+        collected_usd: list[float] = []
+        for c in calls:
+            if c.reused_from is not None:
+                reused += 1
+            elif awaiting_batch(c):
+                awaiting += 1
+            elif c.outcome == "ok" and c.batch_id is not None and c.started_at < since:
+                collected += 1
+                collected_usd.append(c.cost_usd)
+            else:
+                if c.outcome == "ok":
+                    paid += 1
+                else:
+                    failed += 1
+                paid_usd.append(c.cost_usd)
+        return cls(paid, math.fsum(paid_usd), failed, collected, math.fsum(collected_usd), reused, awaiting)
+
+    def __add__(self, other: CallCounts) -> CallCounts:
+        return CallCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
 
 @dataclass(frozen=True)
@@ -31,7 +90,9 @@ class ShardResult:
     """What one `grade_shard` task reports to the driver: counts and cost, never the rows.
 
     Frozen and small on purpose (it crosses the object store once per shard); add a field here,
-    fill it in `of`, and read it in `SweepSummary.add_shard`.
+    fill it in `of`, and read it in `SweepSummary.add_shard`. `graded` counts the gradings that
+    completed; a submission whose calls still wait on batches (`--detach`) is `awaiting` instead
+    (its rows are written, as incomplete, and a later run grades it).
     """
 
     name: str
@@ -42,28 +103,38 @@ class ShardResult:
     cost_usd: float
     calls: int
     node: str
+    awaiting: int = 0
+    counts: CallCounts = CallCounts()
+    """The shard's call rows by who paid for them (`CallCounts`)."""
 
     @classmethod
-    def of(cls, name: str, results: Sequence[GradeResult], node: str) -> ShardResult:
-        """The summary of a shard's gradings."""
-        statuses = [r.submission.status for r in results]
+    def of(cls, name: str, results: Sequence[GradeResult], node: str, since: float = 0.0) -> ShardResult:
+        """The summary of a shard's gradings, for the command that started at `since` (unix s)."""
+        waiting = [any(awaiting_batch(c) for c in r.calls) for r in results]
+        statuses = [r.submission.status for r, w in zip(results, waiting, strict=True) if not w]
         calls = [c for r in results for c in r.calls]
         return cls(
             name=name,
-            graded=len(results),
+            graded=len(statuses),
             complete=statuses.count("complete"),
             incomplete=statuses.count("incomplete"),
             too_long=statuses.count("too_long"),
             cost_usd=total_cost(calls),
             calls=len(calls),
             node=node,
+            awaiting=sum(waiting),
+            counts=CallCounts.of(calls, since),
         )
 
     def line(self) -> str:
-        """One plain, parseable line (what the driver prints per shard without a live view)."""
+        """One plain, parseable line (what the driver prints per shard without a live view):
+        `cost_usd` is what this command paid; what it collected and what waits on batches follow."""
+        c = self.counts
+        extra = f" collected={c.collected} collected_usd={c.collected_usd:.4f}" if c.collected else ""
+        extra += f" awaiting_batches={self.awaiting}" if self.awaiting else ""
         return (
             f"shard {self.name} graded={self.graded} complete={self.complete} incomplete={self.incomplete} "
-            f"calls={self.calls} cost_usd={self.cost_usd:.4f}"
+            f"calls={self.calls} cost_usd={c.paid_usd:.4f}{extra}"
         )
 
 
@@ -127,11 +198,13 @@ def grade_shard(
     index_refs: dict[str, Any],
     config_json: dict[str, Any],
     actors: dict[str, Any],
+    since: float = 0.0,
 ) -> ShardResult:
     """Grade a shard of submissions and write its rows; return a small summary (not the rows).
 
     `index_refs` are the tasks' grounding indexes, built once per sweep (`SourceIndexes`);
-    `config_json` is passed as the reference `put_config` made (Ray hands the task its value)."""
+    `config_json` is passed as the reference `put_config` made (Ray hands the task its value);
+    `since` is when the sweep's command started (its calls are told from collected ones: `CallCounts`)."""
     config = TribunalConfig.model_validate(config_json)
     tasks: dict[str, Task] = {tid: ray.get(ref) for tid, ref in task_refs.items()}
     indexes = dict(zip(index_refs, ray.get(list(index_refs.values())), strict=True))
@@ -151,4 +224,4 @@ def grade_shard(
         "flags": [f for r in results for f in r.flags],
         "calls": [c for r in results for c in r.calls],
     })
-    return ShardResult.of(name, results, ray.get_runtime_context().get_node_id())
+    return ShardResult.of(name, results, ray.get_runtime_context().get_node_id(), since)

@@ -13,6 +13,7 @@ from typing import Any
 import ray
 
 from evalcore.config.models import TribunalConfig
+from evalcore.schema import CallRow
 from evalcore.storage.store import write_table_file
 from evalcore.vendors.preflight import preflight, raise_if_failed
 from jobs import vendor_pool
@@ -72,19 +73,21 @@ def start_actors(
 
 def preflight_through_actors(
     config: TribunalConfig, actors: dict[str, Any], run_uri: str, run_id: str, attempt: int
-) -> None:
+) -> list[CallRow]:
     """The library's preflight (`evalcore.vendors.preflight`), sent through each vendor's actor so
     it exercises the client, budget and retry policy the sweep will use; raises PreflightError
     naming vendor, model and cause.
 
     Its calls are paid like any other, so their rows go into the run's `calls` table (one file
     per attempt, `calls/preflight-<attempt>.parquet`, written even when the preflight fails):
-    the summary's calls and cost then equal the tables'.
+    the summary's calls and cost then equal the tables'. Returns those rows (the summary counts them).
     """
     vendors = {cfg.name: vendor_pool.pool_vendor(actors[cfg.name], cfg) for cfg in config.vendors()}
     results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
-    write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", [r.call for r in results if r.call is not None])
+    rows = [r.call for r in results if r.call is not None]
+    write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", rows)
     raise_if_failed(results)
+    return rows
 
 
 def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait: bool) -> None:

@@ -43,6 +43,7 @@ from evalcore.errors import TribunalError
 from evalcore.schema import Rejection, Task
 from evalcore.storage import fs
 from evalcore.storage.store import SUCCESS, ResumeIndex, shard_name, write_json, write_table_file
+from evalcore.vendors.batch.journal import load_all
 from evalcore.vendors.preflight import require_keys
 from jobs import vendor_pool
 from jobs.console import Interrupt, SweepProgress, print_cancelled, print_failed_shard, print_warnings
@@ -67,7 +68,14 @@ from jobs.run_identity import (
     run_record,
     write_attempt_summary,
 )
-from jobs.shard_work import ShardResult, SourceIndexes, build_source_index, grade_shard, put_config
+from jobs.shard_work import (
+    CallCounts,
+    ShardResult,
+    SourceIndexes,
+    build_source_index,
+    grade_shard,
+    put_config,
+)
 from jobs.startup import _env_for_workers, init_ray, preflight_through_actors, start_actors, stop_actors
 from jobs.sweep_options import SweepOptions, SweepSummary
 
@@ -193,8 +201,9 @@ class _ShardLoop:
 
     def preflight_once(self) -> None:
         if self.needs_preflight:
-            preflight_through_actors(self.opts.config, self.actors, self.run.run_uri, self.run.run_id,
-                                     self.summary.attempt)
+            rows = preflight_through_actors(self.opts.config, self.actors, self.run.run_uri, self.run.run_id,
+                                            self.summary.attempt)
+            self.summary.add_calls(CallCounts.of(rows, self.summary.started_at))
             self.needs_preflight = False
 
     def submit(self, shard: SpooledShard) -> None:
@@ -202,7 +211,8 @@ class _ShardLoop:
         ids = [s.id for s in shard.pending]
         refs = {s.task_id: self.task_refs[s.task_id] for s in shard.pending}
         ref = grade_shard.remote(self.run.run_uri, self.run.run_id, shard_name(shard.index, ids), shard.pending,
-                                 refs, self.source_indexes.refs(refs), self.config_ref, self.actors)
+                                 refs, self.source_indexes.refs(refs), self.config_ref, self.actors,
+                                 since=self.summary.started_at)
         self.window.add(ref, ids)
 
     def collect(self, block: bool) -> None:
@@ -221,7 +231,7 @@ class _ShardLoop:
         self.summary.vendor_stats = stats
         spent = sum(s["cost_usd"] for s in stats.values())
         if self.progress is not None:
-            self.progress.update(self.summary.done, stats, spent)
+            self.progress.update(self.summary.done, stats, spent, self.summary)
         self.record_metrics(spent)
 
     def record_metrics(self, spent: float) -> None:
@@ -255,7 +265,8 @@ def grade_shards(
                           put_config(opts.config), metrics=SweepMetrics(run.run_id, watch.estimated_usd))
         loop.record_metrics(0.0)
         try:
-            with SweepProgress(console, opts.progress, summary.submissions_total) as progress:
+            with SweepProgress(console, opts.progress, summary.submissions_total,
+                               phase="submitting batches" if opts.detach else "grading") as progress:
                 progress.cost_text = watch.progress_text
                 loop.progress = progress
                 for shard in shards:
@@ -306,6 +317,12 @@ def finish(
     summary.rejected = len(rejected)
     summary.rejections = [str(r) for r in rejected[:100]]
     summary.add_vendor_stats()
+    if config is not None and config.batch.enabled:  # what is left at the vendors to come back for
+        try:
+            summary.add_journal(load_all(summary.run_uri))
+        except (TribunalError, OSError, ValueError) as exc:  # informative only: the attempt is recorded anyway
+            (console or Console(stderr=True)).print(f"the run's batch journal could not be read: {exc}",
+                                                    markup=False, highlight=False)
     if capped:
         summary.cost_capped = True
         summary.cost_message = watch.cap_message(summary.cost_usd, summary.complete)

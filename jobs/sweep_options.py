@@ -15,7 +15,8 @@ from evalcore.errors import TribunalError
 from evalcore.storage.store import valid_run_id
 
 if TYPE_CHECKING:
-    from jobs.shard_work import ShardResult
+    from evalcore.vendors.batch.journal import BatchRecord
+    from jobs.shard_work import CallCounts, ShardResult
 
 
 @dataclass
@@ -49,7 +50,15 @@ class SweepOptions:
 
 @dataclass
 class SweepSummary:
-    """What a sweep did: counts, cost and where the run lives."""
+    """What a sweep did: counts, cost and where the run lives.
+
+    Everything is what *this command* (this attempt) did, kept apart by who paid (`CallCounts`):
+    `paid_calls`/`cost_usd` it sent and paid for (online calls answered now, requests of batches it
+    submitted), `collected_calls`/`collected_usd` batch results it collected that an earlier command
+    submitted and paid for, `reused_calls` served from stored calls, `awaiting_calls` still in
+    batches. The commands of a run add up to its calls table: rows = paid + failed + collected +
+    reused + awaiting, USD of the rows not reused = cost_usd + collected_usd.
+    """
 
     run_id: str
     run_uri: str
@@ -61,16 +70,39 @@ class SweepSummary:
     the sweep's one read of the source (`jobs.intake`); the progress bar's total."""
     skipped_done: int = 0
     graded: int = 0
+    """Submissions whose grading completed in this command (`complete` + `incomplete` + `too_long`)."""
     complete: int = 0
     incomplete: int = 0
     too_long: int = 0
+    awaiting_batches: int = 0
+    """Submissions not graded because their calls wait in batches that had not ended (`--detach`):
+    written as incomplete, graded by the run that collects them."""
     rejected: int = 0
     shards_written: int = 0
     paid_calls: int = 0
-    reused_calls: int = 0
-    rate_limited: int = 0
+    """Calls this command sent and had answered: online calls (preflight included) and requests of
+    batches it submitted, collected by it."""
+    failed_calls: int = 0
+    """Calls this command sent that failed for good (what their attempts were billed is in `cost_usd`)."""
     cost_usd: float = 0.0
+    """USD paid by this command: its paid and failed calls (a batch it submitted and did not collect
+    is priced when collected, in the collecting command's `collected_usd`)."""
+    collected_calls: int = 0
+    """Batch results this command collected from batches an earlier command submitted (paid then)."""
+    collected_usd: float = 0.0
+    reused_calls: int = 0
+    """Calls served from stored calls (this run's, or a `--reuse` run's): nothing paid."""
+    awaiting_calls: int = 0
+    """Calls still in a batch that had not ended (`--detach`): placeholder rows, nothing paid yet."""
+    rate_limited: int = 0
     batches_submitted: int = 0
+    """Batches this command submitted (all vendors)."""
+    batch_requests_submitted: int = 0
+    """Requests in those batches (one per distinct call)."""
+    batches: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Batch mode, per vendor entry: `batches_submitted` and `requests_submitted` by this command,
+    `open` (the run's batches not collected yet) and `ends_by` (unix s: the latest expiry of the
+    open ones, the vendor's window; None if unknown)."""
     wall_s: float = 0.0
     driver_peak_rss_mb: float = 0.0
     interrupted: bool = False
@@ -101,24 +133,56 @@ class SweepSummary:
         """Submissions finished so far: skipped as already done, or graded by this sweep."""
         return self.skipped_done + self.graded
 
+    @property
+    def handled(self) -> int:
+        """Submissions this sweep is through with: done, or left waiting on their batches (`--detach`)."""
+        return self.done + self.awaiting_batches
+
     def add_shard(self, shard: ShardResult) -> None:
         """Count a finished shard."""
         self.graded += shard.graded
         self.complete += shard.complete
         self.incomplete += shard.incomplete
         self.too_long += shard.too_long
+        self.awaiting_batches += shard.awaiting
+        self.add_calls(shard.counts)
         self.shards_written += 1
         self.shards_by_node[shard.node] = self.shards_by_node.get(shard.node, 0) + 1
+
+    def add_calls(self, counts: CallCounts) -> None:
+        """Count call rows this command wrote (a shard's, or the preflight's) by who paid for them."""
+        self.paid_calls += counts.paid
+        self.failed_calls += counts.failed
+        self.cost_usd += counts.paid_usd
+        self.collected_calls += counts.collected
+        self.collected_usd += counts.collected_usd
+        self.reused_calls += counts.reused
+        self.awaiting_calls += counts.awaiting
 
     def add_failed_shard(self, submission_ids: Sequence[str], exc: BaseException) -> None:
         """A shard that failed after its retries: its submissions stay pending for the next run."""
         self.failed_shards.append(f"{', '.join(submission_ids)}: {type(exc).__name__}: {exc}"[:2000])
 
     def add_vendor_stats(self) -> None:
-        """Totals of calls, 429s and cost over the vendors' final statistics."""
-        for s in self.vendor_stats.values():
-            self.paid_calls += int(s.get("paid_calls", 0))
-            self.reused_calls += int(s.get("reused_calls", 0))
+        """429s and the batches this command submitted, from the vendors' final statistics.
+
+        Calls and cost are not taken from there: an actor counts every answer as paid, collected
+        batch results too; they are counted from the call rows (`add_calls`)."""
+        for name, s in self.vendor_stats.items():
             self.rate_limited += int(s.get("rate_limited", 0))
-            self.cost_usd += float(s.get("cost_usd", 0.0))
-            self.batches_submitted += int(s.get("batch_batches_submitted", 0))
+            if "batch_batches_submitted" in s:
+                batches, requests = int(s["batch_batches_submitted"]), int(s.get("batch_requests_submitted", 0))
+                self.batches_submitted += batches
+                self.batch_requests_submitted += requests
+                entry = self.batches.setdefault(name, {"open": 0, "ends_by": None})
+                entry.update(batches_submitted=batches, requests_submitted=requests)
+
+    def add_journal(self, journal: dict[str, list[BatchRecord]]) -> None:
+        """Per vendor, the run's batches not collected yet and when the last of them expires (from the
+        run's batch journal, `evalcore.vendors.batch.journal.load_all`): what a `--detach` pass
+        leaves to come back for."""
+        for vendor, records in journal.items():
+            open_ = [r for r in records if r.live and r.phase != "collected"]
+            entry = self.batches.setdefault(vendor, {"batches_submitted": 0, "requests_submitted": 0})
+            ends = [r.expires_at for r in open_ if r.expires_at]
+            entry.update(open=len(open_), ends_by=max(ends) if ends else None)

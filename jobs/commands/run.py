@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -42,9 +42,8 @@ from jobs.commands.common import (
     sweep_exit_code,
     use_endpoint,
 )
-
-if TYPE_CHECKING:
-    from jobs.sweep import SweepSummary
+from jobs.commands.sweep_report import print_detached
+from jobs.commands.sweep_report import print_summary as _print_summary
 
 
 def validate(
@@ -244,7 +243,7 @@ def sweep(
         benchmark=benchmark, submissions=submissions, output=output, vendors=vendors, address=address,
         run_id=run_id, reuse=list(reuse or []), config=config, shard_size=shard_size, max_in_flight=max_in_flight,
         progress=progress, reduce_after=reduce_after, personas=personas, max_cost=max_cost, batch=batch,
-        detach=detach,
+        detach=detach, endpoint_url=endpoint_url,
         emulation=emulation_options(rpm=rpm, tpm=tpm, latency=latency, faults=faults, seed=seed,
                                     batch_delay=batch_delay, batch_errors=batch_errors,
                                     emulator_config=emulator_config),
@@ -273,6 +272,8 @@ class SweepCommand:
     detach: bool = False
     emulation: EmulationOptions = field(default_factory=EmulationOptions)
     """`--vendors emulated` only: how the emulators behave (the options `tribunal emulate` shares)."""
+    endpoint_url: str | None = None
+    """`--endpoint-url` (already applied by `sweep`; kept to spell the command out again: `again_command`)."""
 
 
 def run_sweep_command(cmd: SweepCommand) -> None:
@@ -310,10 +311,9 @@ def run_sweep_command(cmd: SweepCommand) -> None:
     _print_summary(summary, console)
     if summary.cost_message:
         console.print(f"[yellow]{summary.cost_message}[/]")
-    if cmd.detach and summary.incomplete:
-        console.print(f"[yellow]--detach:[/] batches submitted; `tribunal status {summary.run_uri}` shows them; "
-                      "run the same command again to collect")
-        raise typer.Exit(3)
+    if cmd.detach and summary.awaiting_batches:
+        print_detached(summary, cmd, console)
+        raise typer.Exit(EXIT_INCOMPLETE)
     if cmd.reduce_after and not summary.interrupted:
         _reduce_and_show(summary.run_uri)
     code = sweep_exit_code(summary)
@@ -430,40 +430,6 @@ def _vendors_config(run: str, path: str | None) -> TribunalConfig:
     from jobs.purge import run_config
 
     return run_config(run)
-
-
-def _print_summary(summary: SweepSummary, console: Console) -> None:
-    """The sweep's counts as a key/value table, whole at any width (`evalcore.tables`), then rejections."""
-    from evalcore.tables import Column, TableSpec, emit
-
-    s = summary.as_dict()
-    t = TableSpec([Column("key", "id"), Column("value", "text")], title=f"sweep {s['run_id']} -> {s['run_uri']}",
-                  show_header=False)
-    for key in ("attempt", "submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
-                "failed_shards", "cancelled_shards",
-                "rejected", "paid_calls", "reused_calls", "rate_limited", "batches_submitted", "cost_usd",
-                "estimated_cost_usd", "wall_s"):
-        value = s[key]
-        if isinstance(value, list):
-            value = len(value)
-        t.add_row(key, f"{value:,.4f}" if isinstance(value, float) else f"{value:,}")
-    if s.get("ocr", {}).get("documents"):
-        o = s["ocr"]
-        t.add_row("ocr_pages", f"{o['pages_ocred']:,} recognised, {o['pages_cached']:,} cached ({o['wall_s']:.1f} s)")
-    if s.get("purge", {}).get("enabled"):
-        p = s["purge"]
-        undeletable = ", ".join(f"{v} {c['undeletable']}" for v, c in sorted(p.get("by_vendor", {}).items())
-                                if c.get("undeletable"))
-        t.add_row("purged_at_vendors", p["error"] if "error" in p else
-                  f"{p.get('deleted', 0) + p.get('gone', 0):,} deleted, {p.get('failed', 0):,} failed, "
-                  f"{p.get('in_use', 0):,} in use" + (f", undeletable: {undeletable}" if undeletable else ""))
-    emit(console, [t])
-    if s["rejections"]:
-        console.print(f"[yellow]{s['rejected']} input(s) rejected (the rest of the sweep went on):[/]")
-        for line in s["rejections"][:20]:
-            console.print(f"  {line}", markup=False, highlight=False)
-        if s["rejected"] > 20:
-            console.print(f"  ... and {s['rejected'] - 20} more: see the run's rejected/ table")
 
 
 def _reduce_and_show(run_uri: str) -> None:

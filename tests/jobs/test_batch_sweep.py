@@ -6,7 +6,9 @@ later run collects; `tribunal status` shows every batch."""
 from __future__ import annotations
 
 import json
+import math
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -164,7 +166,7 @@ def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_e
     with start_in_thread(slow, responder=OfflineResponder()) as emus:
         cfg = _config(emus, batch=True)
         first = _sweep(cfg, out, "detached", detach=True)
-        assert first.complete == 0 and first.incomplete == 32  # nothing waited for
+        assert first.complete == first.graded == 0 and first.awaiting_batches == 32  # nothing waited for
         submitted = {k: s.creates for k, s in emus.batch_stores().items()}
         assert all(n > 0 for n in submitted.values()), submitted
 
@@ -185,3 +187,69 @@ def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_e
     text = CliRunner().invoke(app, ["status", first.run_uri])
     assert text.exit_code == 0 and "every batch collected" in text.output
     assert "32 complete" in text.output
+
+
+def _attempt(run: str, n: int) -> dict[str, Any]:
+    """An attempt's summary as the run keeps it (`_attempts/`: the summary's JSON form)."""
+    return json.loads(Path(run, "_attempts", f"attempt-{n:04d}.json").read_text())
+
+
+_ROLES = ("paid_calls", "failed_calls", "collected_calls", "reused_calls", "awaiting_calls")
+
+
+def test_detach_then_collect_each_report_what_they_paid_collected_and_graded_and_add_up_to_the_calls_table(
+    ray_local, tmp_path
+) -> None:
+    slow = EmulatorConfig(batch=BatchSettings(completion_s=86_000))  # nothing ends until the test says so
+    out = str(tmp_path / "runs")
+    with start_in_thread(slow, responder=OfflineResponder()) as emus:
+        cfg_file = tmp_path / "cfg.yaml"
+        cfg_file.write_text(yaml.safe_dump(_config(emus, batch=True).model_dump(mode="json")))
+        detach = CliRunner().invoke(app, [
+            "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "-o", out, "--run-id", "paid",
+            "--vendors", "real", "--config", str(cfg_file), "--batch", "--no-progress", "--no-reduce", "--detach"])
+        assert detach.exit_code == 3, detach.output
+        run = str(Path(out, "paid"))
+        first = _attempt(run, 1)
+        journal = load_all(run)
+        mine = [r for rs in journal.values() for r in rs if r.live]
+        # the detach pass: nothing graded, every submission waiting, and what it submitted per vendor
+        assert (first["graded"], first["complete"], first["awaiting_batches"]) == (0, 0, 32)
+        assert first["batches_submitted"] == len(mine) and first["batch_requests_submitted"] == sum(
+            len(r.requests) for r in mine) > 0
+        assert first["collected_calls"] == 0 and first["awaiting_calls"] > 0
+        sent = {v: b for v, b in first["batches"].items() if b["batches_submitted"]}
+        assert set(sent) == set(journal) == {"openai", "xai", "anthropic"}  # Stage A: the judges
+        assert all(b["open"] == b["batches_submitted"] and b["ends_by"] for b in sent.values())
+        text = " ".join(detach.output.split())
+        assert "--detach: 32 submission(s) wait on their batches (0 graded by this command)" in text
+        assert f"tribunal status {run}" in text
+        again = [line.strip() for line in detach.output.splitlines() if line.strip().startswith("tribunal sweep")]
+        assert len(again) == 1 and "--detach" not in again[0] and "--run-id paid" in again[0]
+
+        for store in emus.batch_stores().values():
+            store.settings.completion_s = 0.0
+        collect = CliRunner().invoke(app, shlex.split(again[0])[1:])  # the command the detach pass printed
+        assert collect.exit_code == 0, collect.output
+    second = _attempt(run, 2)
+    assert (second["graded"], second["complete"], second["awaiting_batches"]) == (32, 32, 0)
+    calls = read_table(run, "calls", columns=["request_hash", "purpose", "started_at", "cost_usd", "batch_id",
+                                              "reused_from"]).to_pylist()
+    # paid by the detach pass: only its preflight calls (its batches are priced when collected)
+    assert first["paid_calls"] == sum(1 for c in calls if c["purpose"] == "preflight"
+                                      and c["started_at"] < second["started_at"]) > 0
+    # paid by the collecting command = the rows of calls it started (online, or in batches it submitted)
+    own = [c for c in calls if c["started_at"] >= second["started_at"] and c["reused_from"] is None]
+    assert second["paid_calls"] + second["failed_calls"] == len(own) > 0
+    assert second["cost_usd"] == pytest.approx(math.fsum(c["cost_usd"] for c in own), rel=1e-9)
+    # collected = the results of exactly the requests the detach pass submitted (paid then)
+    collected = [c for c in calls if c["batch_id"] and c["reused_from"] is None
+                 and c["started_at"] < second["started_at"]]
+    assert {c["request_hash"] for c in collected} == {h for r in mine for h in r.requests}
+    assert second["collected_calls"] == len(collected)
+    assert second["collected_usd"] > 0
+    assert second["collected_usd"] == pytest.approx(math.fsum(c["cost_usd"] for c in collected), rel=1e-9)
+    # the two commands add up to the run's calls table: every row, and the USD of the rows not reused
+    assert sum(a[k] for a in (first, second) for k in _ROLES) == len(calls)
+    assert first["cost_usd"] + second["cost_usd"] + second["collected_usd"] == pytest.approx(
+        math.fsum(c["cost_usd"] for c in calls if c["reused_from"] is None), rel=1e-9)

@@ -62,3 +62,20 @@ def test_further_presses_reach_on_interrupt_for_a_subclass_to_act_on() -> None:
         os.kill(os.getpid(), signal.SIGINT)
         os.kill(os.getpid(), signal.SIGINT)
     assert seen == [1, 2]
+
+
+def test_a_detach_pass_progress_says_submitting_batches_and_shows_paid_collected_and_awaiting_apart() -> None:
+    from jobs.console import SweepProgress
+
+    summary = SweepSummary(run_id="r", run_uri="u", awaiting_batches=30, graded=2, cost_usd=0.5,
+                           collected_calls=1200, collected_usd=9.75)
+    stats = {"openai": {"paid_calls": 1300.0, "cost_usd": 10.25, "batch_batches_submitted": 2.0,
+                        "batch_requests_submitted": 80.0, "batch_watching": 2.0, "batch_queued": 0.0}}
+    progress = SweepProgress(Console(record=True, width=200), enabled=False, total=32, phase="submitting batches")
+    progress.update(summary.done, stats, 10.25, summary)
+    task = progress.progress.tasks[0]
+    assert [c.text_format for c in progress.progress.columns[:1]] == ["[bold]submitting batches"]  # not "grading"
+    assert task.completed == 32  # graded or left waiting on batches
+    # what this command paid, not the actors' figure that counts collected results as paid
+    assert task.fields["detail"] == ("paid $0.50 | collected 1,200 ($9.75, paid before) | graded 2, awaiting "
+                                     "batches 30 | openai batches=2 requests=80 open=2 queued=0")
