@@ -10,6 +10,10 @@ Status also says what each vendor still holds of the run (`holdings`): every obj
 says a batch created there (OpenAI files, Anthropic and xAI batches), minus what purges recorded
 as deleted, each as held (the next purge deletes it), in use (the run still needs it),
 undeletable (xAI batches) or metadata only (OpenAI batch objects). `--check` asks the vendors.
+
+A journal record that cannot be read is named (`file: reason`), never a traceback; status leaves it
+where it is (reading changes nothing) and the next run sets it aside and finds its batch again at
+the vendor. Records the recovery wrote or changed say why (`BatchRecord.note`), a lost batch too.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
 from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json, read_table
 from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
-from evalcore.vendors.batch.journal import BatchRecord, load_all, load_purges
+from evalcore.vendors.batch.journal import BatchRecord, load_purges, read_all, set_aside_files
 from evalcore.vendors.batch.purge import Holding, holdings, tables_written_at
 
 EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}
@@ -64,6 +68,10 @@ class RunStatus:
     """Every object the run's batches created at a vendor, with its state (`evalcore.vendors.batch.purge`)."""
     checked: bool = False
     """`--check`: the holdings' states were confirmed with the vendors."""
+    damaged: list[str] = field(default_factory=list)
+    """Journal and purge records that cannot be read, as `file: reason` (the next run sets them aside)."""
+    set_aside: list[str] = field(default_factory=list)
+    """Records an earlier run could not read and set aside (kept, never read again)."""
 
     def held_at_vendors(self) -> dict[str, dict[str, int]]:
         """Per vendor entry, objects per state (see `HoldState`)."""
@@ -86,6 +94,8 @@ class RunStatus:
             "held_at_vendors": self.held_at_vendors(),
             "vendor_objects": [h.model_dump() for h in self.holdings],
             "checked_at_vendors": self.checked,
+            "damaged_records": self.damaged,
+            "set_aside_records": self.set_aside,
         }
 
 
@@ -110,7 +120,7 @@ def run_status(run_uri: str) -> RunStatus:
     counts: dict[str, int] = {}
     for _, status in latest.values():
         counts[status] = counts.get(status, 0) + 1
-    batches = load_all(run_uri)
+    batches, damaged = read_all(run_uri)
     settled = all(r.phase == "collected" for rs in batches.values() for r in rs)
     success: dict[str, Any] | None = None
     if fs.exists(fs.join(run_uri, SUCCESS)):
@@ -125,6 +135,8 @@ def run_status(run_uri: str) -> RunStatus:
         submissions=counts,
         batches=batches,
         holdings=holdings(batches, load_purges(run_uri), tables_written_at(success)),
+        damaged=[d.line for d in damaged],
+        set_aside=set_aside_files(run_uri),
     )
 
 
@@ -133,8 +145,19 @@ def _when(unix: float | None) -> str:
 
 
 def _state(r: BatchRecord) -> str:
+    state = _phase_state(r)
+    return state if r.confirmed else f"{state} (found by its time; not known to be the run's)"
+
+
+def _phase_state(r: BatchRecord) -> str:
+    if r.phase == "damaged":
+        return "record unreadable, set aside (looked up at the vendor on the next run)"
+    if r.phase == "replaced":
+        return "record unreadable, set aside (looked up: see the note)"
     if r.phase == "abandoned":
         return "never submitted (requests sent again)"
+    if r.phase == "lost":
+        return "lost: unknown to the vendor (requests sent again)"
     if r.phase == "submitting":
         return "submitting (looked up on the next run)"
     if r.phase == "collected":
@@ -151,6 +174,7 @@ def status_blocks(status: RunStatus) -> list[Block]:
     out: list[Block] = [Text.assemble(
         (status.run_id, "bold"), f" ({status.run_uri}) — {'batch' if status.batch_mode else 'online'} "
         f"mode, {'finished' if status.finished else 'not finished'}; submissions: {graded} graded ({progress})")]
+    out += _damaged_lines(status)
     if not status.batches:
         return [*out, "no batches submitted"]
     for vendor, records in sorted(status.batches.items()):
@@ -160,13 +184,28 @@ def status_blocks(status: RunStatus) -> list[Block]:
                       title=f"{vendor}: {len(records)} batch(es)")
         for r in records:
             failed = r.failed or sum(1 for o in r.outcomes.values() if o != "succeeded")
-            t.add_row(r.batch_id or r.label, _state(r), r.vendor_status, Cell(str(len(r.requests)), len(r.requests)),
+            n = Cell(str(len(r.requests)), len(r.requests)) if r.requests_known else Cell("?", None)
+            t.add_row(r.batch_id or r.label, _state(r), r.vendor_status, n,
                       Cell(str(r.succeeded), r.succeeded), Cell(str(failed), failed), _when(r.submitted_at),
                       _when(r.expires_at))
         out.append(t)
+        out += [f"  {r.batch_id or r.label}: {r.note}" for r in records if r.note]
     open_batches = sum(1 for rs in status.batches.values() for r in rs if r.phase != "collected")
     out.append(f"{open_batches} batch(es) not collected yet" if open_batches else "every batch collected")
     return [*out, *holdings_blocks(status)]
+
+
+def _damaged_lines(status: RunStatus) -> list[Block]:
+    """Records that cannot be read (named, with the reason) and records set aside before."""
+    out: list[Block] = []
+    if status.damaged:
+        out.append(f"{len(status.damaged)} journal record(s) cannot be read; the next run sets them aside and finds "
+                   "their batches again at the vendors before it submits anything:")
+        out += [f"  {line}" for line in status.damaged]
+    if status.set_aside:
+        out.append(f"{len(status.set_aside)} record(s) set aside by an earlier run (kept, not read):")
+        out += [f"  {uri}" for uri in status.set_aside]
+    return out
 
 
 def render_status(status: RunStatus, console: Console, fmt: TableFormat = TableFormat.TABLE) -> None:

@@ -23,6 +23,7 @@ from evalcore.vendors.batch.protocol import (
     BatchItemResult,
     BatchStatus,
     DeleteOutcome,
+    ListedBatch,
     SubmitOptions,
     approx_bytes,
 )
@@ -31,6 +32,9 @@ from evalcore.vendors.protocol import JudgeRequest
 
 class AnthropicBatch(AnthropicVendor):
     """The Message Batches API of an Anthropic vendor entry."""
+
+    labels_batches = False
+    """Message batches take no name or metadata: ours are told apart by their custom ids."""
 
     def request_bytes(self, request: JudgeRequest, schema: type[BaseModel]) -> int:
         return approx_bytes(self.params(request, schema))
@@ -83,6 +87,23 @@ class AnthropicBatch(AnthropicVendor):
         except anthropic.NotFoundError:
             return False
         return True
+
+    async def listing(self, since: float) -> list[ListedBatch]:
+        """Batches newest first, down to `since` (no label: message batches carry none)."""
+        out: list[ListedBatch] = []
+        async for batch in self._ensure_client().messages.batches.list(limit=100):
+            created = batch.created_at.timestamp()
+            if created < since:
+                break
+            out.append(ListedBatch(status=self._status(batch), created_at=created))
+        return out
+
+    async def request_ids(self, batch_id: str) -> list[str] | None:
+        """Unknown before the batch ends: only its results carry the custom ids."""
+        return None
+
+    def missing(self, exc: BaseException) -> bool:
+        return isinstance(exc, anthropic.NotFoundError)
 
     async def poll(self, batch_id: str) -> BatchStatus:
         return self._status(await self._ensure_client().messages.batches.retrieve(batch_id))

@@ -28,6 +28,7 @@ from evalcore.vendors.batch.protocol import (
     BatchStatus,
     DeleteOutcome,
     ItemStatus,
+    ListedBatch,
     SubmitOptions,
     Undeletable,
     approx_bytes,
@@ -59,6 +60,8 @@ def _objects(batch: Any) -> list[VendorObject]:
 
 class OpenAIBatch(OpenAIVendor):
     """The Batch API of an OpenAI vendor entry (same client, key and settings as online)."""
+
+    labels_batches = True
 
     def request_bytes(self, request: JudgeRequest, schema: type[BaseModel]) -> int:
         return approx_bytes(self.params(request, schema))
@@ -136,6 +139,35 @@ class OpenAIBatch(OpenAIVendor):
             if batch.created_at < submitted_at - 3600:
                 return None
         return None
+
+    async def listing(self, since: float) -> list[ListedBatch]:
+        """Batches newest first, down to `since`; our label is the `tribunal` metadata entry."""
+        out: list[ListedBatch] = []
+        async for batch in self._ensure_client().batches.list(limit=100):
+            created = float(batch.created_at)
+            if created < since:
+                break
+            out.append(ListedBatch(status=self._status(batch), created_at=created,
+                                   label=(batch.metadata or {}).get("tribunal")))
+        return out
+
+    async def request_ids(self, batch_id: str) -> list[str] | None:
+        """The custom ids in the batch's input file (None once the file is gone: deleted or expired)."""
+        client = self._ensure_client()
+        try:
+            batch = await client.batches.retrieve(batch_id)
+            if not batch.input_file_id:
+                return None
+            content = await client.files.content(batch.input_file_id)
+        except openai.NotFoundError:
+            return None
+        try:
+            return [str(json.loads(line)["custom_id"]) for line in content.text.splitlines() if line.strip()]
+        except (ValueError, KeyError, TypeError):  # not our JSONL: known from the results instead
+            return None
+
+    def missing(self, exc: BaseException) -> bool:
+        return isinstance(exc, openai.NotFoundError)
 
     async def poll(self, batch_id: str) -> BatchStatus:
         return self._status(await self._ensure_client().batches.retrieve(batch_id))

@@ -11,6 +11,11 @@ Each adapter also says what the batch created at the vendor (`BatchStatus.object
 `SubmitOptions.created` for an object that exists before the batch does: OpenAI's input file) and
 deletes it again (`delete`), so the journal can record every copy of the run's data a vendor holds
 and a purge can remove it (`evalcore.vendors.batch.purge`).
+
+And each adapter lists the batches its vendor holds (`listing`, with the label where the vendor
+keeps one) and says which requests a batch holds where the vendor tells before it ends
+(`request_ids`), and which failures mean the vendor does not know the batch (`missing`): what the
+queue needs to find a run's batches again when its journal is damaged or gone.
 """
 
 from __future__ import annotations
@@ -44,6 +49,16 @@ class BatchStatus(BaseModel):
         description="What the batch holds at the vendor now (OpenAI: its input file, the batch, and its "
         "output and error files once they exist; Anthropic, xAI: the batch).",
     )
+
+
+class ListedBatch(BaseModel):
+    """A batch in its vendor's list (`BatchAPI.listing`)."""
+
+    status: BatchStatus
+    created_at: float = Field(description="Unix time the vendor created it.")
+    label: str | None = Field(
+        default=None, description="Our label as the vendor keeps it (OpenAI metadata, xAI batch name); "
+        "None where batches carry none (Anthropic).")
 
 
 DeleteOutcome = Literal["deleted", "gone"]
@@ -91,6 +106,9 @@ class BatchAPI(Protocol):
     cfg: VendorConfig
     name: str
     model: str
+    labels_batches: bool
+    """The vendor keeps our label with each batch (OpenAI, xAI), so `listing` names our batches;
+    False for Anthropic, whose batches are told apart by the custom ids of their requests."""
 
     def request_bytes(self, request: JudgeRequest, schema: type[BaseModel]) -> int:
         """About how many bytes the request adds to a batch (for the per-batch byte limit)."""
@@ -105,6 +123,19 @@ class BatchAPI(Protocol):
     async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
         """The batch this run submitted as `label` (created no earlier than `submitted_at`, holding
         `n_requests`, not one of `known`), if the vendor has it; used after a crash."""
+        ...
+
+    async def listing(self, since: float) -> list[ListedBatch]:
+        """Every batch the vendor holds for this key created at or after `since` (unix time)."""
+        ...
+
+    async def request_ids(self, batch_id: str) -> list[str] | None:
+        """The custom ids of a batch's requests where the vendor tells before the batch ends
+        (OpenAI: its input file); None when they are known only from its results."""
+        ...
+
+    def missing(self, exc: BaseException) -> bool:
+        """The failure means the vendor does not know the batch (or its results): a 404."""
         ...
 
     async def poll(self, batch_id: str) -> BatchStatus:

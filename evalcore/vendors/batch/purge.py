@@ -3,8 +3,9 @@
 Why after the tables, never before: a batch's answers are what a resumed run collects again until
 its rows are in the run's `calls` table (from then on the stored call answers). So only a batch
 collected before the run's tables were last written completely (`tables_written_at`: the end of
-the latest attempt that finished, `_SUCCESS.json`) is purged, and a batch abandoned before it
-was created (its input file is an orphan). Anything else is left alone and reported as in use.
+the latest attempt that finished, `_SUCCESS.json`) is purged, a batch abandoned before it
+was created (its input file is an orphan), and one lost (the vendor no longer knows it: whatever of
+it is left, an OpenAI input file say, is deleted or found gone). Anything else is left alone and reported as in use.
 
 Why from the run folder alone: the journal records every object a batch created at its vendor
 (`evalcore.vendors.batch.journal`, `BatchRecord.objects`), and each purge records what it did in a
@@ -71,7 +72,7 @@ def tables_written_at(success: Mapping[str, object] | None) -> float | None:
 
 def purgeable(record: BatchRecord, written_at: float | None) -> bool:
     """The run no longer needs this batch at its vendor (see the module doc)."""
-    if record.phase == "abandoned":
+    if record.phase in ("abandoned", "lost", "damaged", "replaced"):  # nothing to collect: whatever is left is deleted (or found gone)
         return True
     if record.phase != "collected" or written_at is None:
         return False
@@ -91,6 +92,8 @@ def holdings(
     out: list[Holding] = []
     for vendor, records in sorted(journal.items()):
         for r in records:
+            if not r.confirmed:  # found by its creation time only: perhaps another run's, never deleted
+                continue
             needed = not purgeable(r, written_at)
             for obj in r.objects:
                 previous = done.get((vendor, obj.kind, obj.id))

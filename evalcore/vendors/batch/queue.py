@@ -23,6 +23,21 @@ requests fail with kind `cost_cap` (see `evalcore.vendors.cost_cap`).
 
 Preflight calls always go online (they check keys and models before a run, in seconds).
 
+Never failing forever on a damaged journal (`evalcore.vendors.batch.journal`): before anything is
+submitted, the batches of records that could not be read (set aside when the journal was loaded,
+a `damaged` record in their place), and in a run that ran before, every batch carrying one of the
+run's labels that the journal does not know (a record lost, or the whole `_batches/` folder deleted
+after a `--detach`), are found again in the vendor's batch list and journalled (`_rebuild`).
+Labels are self-authenticating (`vendor_label`): the run recognises its own without a journal.
+Anthropic batches carry no label: those created around a damaged record (or since the run began,
+when its journal is gone) are journalled unconfirmed (`BatchRecord.confirmed`), their requests
+read from their results, and a request of the run found in one is answered from it. A batch whose
+requests are not known yet (xAI and Anthropic tell them only in the results) is waited on before
+anything is submitted (`_settle_unknown`): a request might be in it. A batch whose id the vendor
+does not know (a 404) is looked up by its label (a record whose id was damaged); if the vendor has
+no such batch either, it is marked `lost` with the reason (log and `tribunal status`) and its
+requests are sent again, once.
+
 What the vendor keeps: every object a batch creates there (an OpenAI input file, the batch, its
 output and error files) is journalled as soon as its id is known, the input file before the batch
 is created; OpenAI files are created with the expiries of `BatchConfig.retention` (set from the
@@ -35,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import hmac
 import logging
 import random
 import secrets
@@ -42,15 +58,15 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel
 
 from evalcore.config.models import BatchConfig
-from evalcore.errors import ErrorKind, VendorError
+from evalcore.errors import ErrorKind, TribunalError, VendorError
 from evalcore.vendors.adapters.common import BadOutput, validate_output
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, VendorObject
-from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus, SubmitOptions
+from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus, ListedBatch, SubmitOptions
 from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor, complete_each
 from evalcore.vendors.retry import Failure, RetryState, next_delay
@@ -58,6 +74,11 @@ from evalcore.vendors.retry import Failure, RetryState, next_delay
 log = logging.getLogger("evalcore.vendors.batch.queue")
 
 MAX_POLL_FAILURES = 10
+CLOCK_SKEW_S = 600.0
+"""How much earlier than our clock says a vendor may date a batch: the margin of every batch-list search."""
+UNNAMED_WINDOW_S = (60.0, 600.0)
+"""An unlabelled (Anthropic) batch is a candidate for a damaged record written at t when the vendor
+created it within t - 60 s .. t + 600 s (the record is written just before the submit call)."""
 
 
 class BatchPending(VendorError):
@@ -75,6 +96,27 @@ class _CapRefused(Exception):
     """The cost cap refused the batch this request was queued in (nothing was submitted)."""
 
 
+class _Gone(Exception):
+    """The vendor answered 404 for a batch (`polling`) or for its results."""
+
+    def __init__(self, batch_id: str, cause: str, *, polling: bool) -> None:
+        super().__init__(cause)
+        self.batch_id, self.cause, self.polling = batch_id, cause, polling
+
+
+class _Moved(Exception):
+    """The batch's id was unknown to the vendor, but its label found it under another id (journalled):
+    the request waits on that one."""
+
+
+class _Lost(Exception):
+    """The vendor does not have the batch (nor one with its label): its requests are sent again."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
 @dataclass
 class _Queued:
     request: JudgeRequest
@@ -90,9 +132,23 @@ def vendor_label(run_label: str, vendor: str) -> str:
     metadata, xAI batch name, the OpenAI input file's name), and a run id can name the benchmark or
     the client. The journal records the label with the batch, which is all a later run needs to find
     it (`BatchAPI.find`).
+
+    Why self-authenticating (a random half, then a hash of the run label, the vendor entry and that
+    half): a run recognises its own batches in the vendor's list without its journal
+    (`is_own_label`), when a record is damaged or the journal folder deleted; without the run
+    label it is 32 random-looking hex characters.
     """
-    nonce = secrets.token_hex(16)
-    return hashlib.sha256(f"{run_label}\0{vendor}\0{nonce}".encode()).hexdigest()[:32]
+    nonce = secrets.token_hex(8)
+    return nonce + _label_tag(run_label, vendor, nonce)
+
+
+def _label_tag(run_label: str, vendor: str, nonce: str) -> str:
+    return hashlib.sha256(f"{run_label}\0{vendor}\0{nonce}".encode()).hexdigest()[:16]
+
+
+def is_own_label(label: str, run_label: str, vendor: str) -> bool:
+    """The label was made by `vendor_label` for this run and vendor entry."""
+    return len(label) == 32 and hmac.compare_digest(label[16:], _label_tag(run_label, vendor, label[:16]))
 
 
 def custom_id(request: JudgeRequest) -> str:
@@ -154,11 +210,12 @@ class BatchingVendor:
         request_id: str | None = None
         tried: list[str] = []
         cid = custom_id(request)
+        resent = False  # its batch was lost (404) and it was sent again: not a second time
         while True:
             state.attempts += 1
             try:
                 await self._recover()
-                record = self.journal.usable_batch(request.request_hash, skip=tried)
+                record = await self._usable(request.request_hash, tried)
                 batch_id = record.batch_id if record is not None else None
                 if batch_id is None:
                     batch_id = await self._enqueue(request, schema)
@@ -166,6 +223,8 @@ class BatchingVendor:
                     self.stats["resumed_requests"] += 1
                 tried.append(batch_id)
                 item = await self._result_of(batch_id, cid)
+                if item is not None:
+                    self._confirm(batch_id)
                 if item is None:
                     raise _SubmitFailed(ErrorKind.TRANSIENT, f"batch {batch_id} returned no result for the request")
                 reply = self._reply(item, schema, tried, state, billed, cost)
@@ -177,6 +236,18 @@ class BatchingVendor:
                 self._mark(batch_id, cid, "bad_output")
             except BatchPending:
                 raise
+            except _Moved:  # the same batch under the id the vendor knows: wait on that one
+                tried.pop()
+                state.attempts -= 1
+                continue
+            except _Lost as exc:
+                tried.pop()
+                if not resent:  # the vendor never answered it: not an attempt of the request's
+                    resent = True
+                    state.attempts -= 1
+                    self.stats["resent_after_loss"] += 1
+                    continue
+                failure = Failure(ErrorKind.FATAL, None, f"{exc.cause}; it was sent again once already")
             except _CapRefused:
                 self.stats["cap_refused"] += 1
                 raise refusal(self.name, self.model, state.attempts - 1) from None
@@ -416,7 +487,147 @@ class BatchingVendor:
                 else:
                     record.phase = record.vendor_status = "abandoned"
                     self.journal.save(record)
+            await self._rebuild()
             self._recovered = True
+
+    async def _rebuild(self) -> None:
+        """Journal the run's batches the vendor has and the journal does not know (see the module doc).
+
+        Searched: the vendor's batches created from the run's start (or the earliest damaged record)
+        up to when this journal was read (later ones are this attempt's, possibly a sibling actor's).
+        When: a record was damaged; the run ran before and the vendor labels batches (any of the
+        run's labels the journal lacks is adopted); or the run ran before and this vendor's journal
+        is empty (deleted). Anthropic: the batches created around a damaged record (or since the
+        run began, for a deleted journal) are journalled unconfirmed."""
+        j = self.journal
+        named = self.api.labels_batches
+        lookups = j.to_look_up()
+        folder_gone = j.resumed and not j.records
+        if not lookups and not folder_gone and not (named and j.resumed):
+            return
+        times = [r.submitted_at for r in lookups if r.submitted_at > 0]
+        if j.started_at is not None:
+            times.append(j.started_at)
+        since = min(times) - CLOCK_SKEW_S if times else 0.0
+        try:
+            listed = await self.api.listing(since)
+        except Exception as exc:
+            raise _SubmitFailed(self.api.classify(exc).kind, "listing the vendor's batches to find the run's "
+                                f"again failed: {self.api.redact(str(exc))[:300]}") from None
+        known = j.known_ids()
+        by_label = {r.label: r for r in lookups}
+        windows: list[tuple[float, float, BatchRecord | None]] = []
+        if not named:
+            for r in lookups:
+                lo, hi = (r.submitted_at - UNNAMED_WINDOW_S[0], r.submitted_at + UNNAMED_WINDOW_S[1]) \
+                    if r.submitted_at > 0 else (since, j.loaded_at)
+                windows.append((lo, hi, r))
+            if folder_gone:
+                windows.append((since, j.loaded_at, None))
+        unconfirmed: Counter[str] = Counter()  # per damaged record, the unlabelled batches taken for it
+        for b in sorted(listed, key=lambda b: b.created_at):
+            if b.status.batch_id in known or b.created_at > j.loaded_at:
+                continue
+            if named:
+                existing = j.records.get(b.label) if b.label else None
+                if existing is not None and existing.live:  # a second batch of one label (an SDK retry of
+                    continue  # the create call): paid, and its requests are answered by the journalled one
+                if b.label and (b.label in by_label or is_own_label(b.label, self.label, self.name)):
+                    await self._take(b, existing)
+                continue
+            hits = [r for lo, hi, r in windows if lo <= b.created_at <= hi]
+            if hits:
+                why = "; ".join(f"near the set-aside record {r.label}" if r else "the vendor's journal was missing"
+                                for r in hits)
+                self._take_unlabelled(b, why)
+                unconfirmed.update(r.label for r in hits if r is not None)
+        for r in lookups:
+            if r.phase != "damaged":  # adopted: found by its label
+                continue
+            if named:
+                r.phase, r.vendor_status = "lost", "not found"
+                r.note += f"; the vendor has no batch labelled {r.label} (never created, or deleted): nothing to collect"
+            elif unconfirmed[r.label]:
+                r.phase, r.vendor_status = "replaced", "looked up"
+                r.note += (f"; batches carry no label here: {unconfirmed[r.label]} batch(es) created around then are "
+                           "journalled unconfirmed and answer the run's requests they hold")
+            else:
+                r.phase, r.vendor_status = "lost", "not found"
+                r.note += "; the vendor has no batch created around then that the journal does not know"
+            log.warning("%s: %s", self.name, r.note)
+            j.save(r)
+
+    async def _take(self, listed: ListedBatch, existing: BatchRecord | None) -> None:
+        """Journal a batch found by its label (its requests read from the vendor where it tells)."""
+        status = listed.status
+        assert listed.label is not None
+        if existing is not None and existing.requests_known:  # its submit failed, or it was lost: here after all
+            existing.note = f"found again at the vendor by its label (the record said {existing.phase})"
+            self._adopt(existing, status)
+        else:
+            try:
+                ids = await self.api.request_ids(status.batch_id)
+            except Exception as exc:
+                raise _SubmitFailed(self.api.classify(exc).kind, f"reading the requests of batch {status.batch_id} "
+                                    f"failed: {self.api.redact(str(exc))[:300]}") from None
+            if existing is not None:  # a damaged record: the vendor has its batch
+                record = existing
+                record.note = f"{existing.note}; found again at the vendor by its label"
+            else:
+                record = BatchRecord(vendor=self.name, model=self.model, label=listed.label, submitted_at=listed.created_at,
+                                     requests=[], note="found again at the vendor by its label (its journal record "
+                                     "was missing)")
+            record.model = self.model
+            record.requests, record.requests_known = sorted(ids or []), ids is not None
+            self._adopt(record, status)
+            self.journal.learned(record)
+        log.warning("%s: batch %s: %s", self.name, status.batch_id, (existing or record).note)
+        self.stats["batches_found_again"] += 1
+
+    def _take_unlabelled(self, listed: ListedBatch, why: str) -> None:
+        """Journal, unconfirmed, an unlabelled batch that may be the run's (read once it ends)."""
+        status = listed.status
+        record = BatchRecord(
+            vendor=self.name, model=self.model, label=f"found-{status.batch_id}", submitted_at=listed.created_at,
+            requests=[], requests_known=False, confirmed=False,
+            note=f"found at the vendor among its unlabelled batches ({why}); the run's requests it holds are "
+                 "answered from it",
+        )
+        self._adopt(record, status)
+        self.stats["batches_found_unconfirmed"] += 1
+
+    # ------------------------------------------------------------------ batches whose requests are not known
+    async def _usable(self, request_hash: str, tried: list[str]) -> BatchRecord | None:
+        """The batch to wait on for this request (`BatchJournal.usable_batch`); batches found at the
+        vendor whose requests are not known yet are settled first: the request may be in one of
+        them, so nothing is submitted before."""
+        record = self.journal.usable_batch(request_hash, skip=tried)
+        if record is None and self._unsettled():
+            await self._settle_unknown()
+            record = self.journal.usable_batch(request_hash, skip=tried)
+        return record
+
+    def _unsettled(self) -> list[str]:
+        return [r.batch_id for r in self.journal.records.values()
+                if r.live and not r.requests_known and not self.journal.answers_purged(r)]
+
+    async def _settle_unknown(self) -> None:
+        """Wait until every batch whose requests are unknown has ended and been read (or is gone);
+        --detach: `BatchPending` while one is still running."""
+        while batch_ids := self._unsettled():
+            results = await asyncio.gather(*(self._result_of(b, "") for b in batch_ids), return_exceptions=True)
+            for result in results:
+                if isinstance(result, BaseException) and not isinstance(result, _Moved | _Lost):
+                    raise result
+
+    def _confirm(self, batch_id: str) -> None:
+        """A request of the run is in this batch: it is the run's (a purge may delete it)."""
+        record = self.journal.by_batch_id(batch_id)
+        if record is not None and not record.confirmed:
+            record.confirmed = True
+            record.note += "; confirmed: it holds requests of the run"
+            with contextlib.suppress(OSError, TribunalError):
+                self.journal.save(record)
 
     # ------------------------------------------------------------------ poll and collect
     async def _result_of(self, batch_id: str, cid: str) -> BatchItemResult | None:
@@ -440,42 +651,19 @@ class BatchingVendor:
         """Poll until the batch ends, collect it once, record every outcome in the journal."""
         record = self.journal.by_batch_id(batch_id)
         assert record is not None, f"batch {batch_id} is not in the journal"
-        failures = 0
-        first = True
-        while True:
-            try:
-                status = await self.api.poll(batch_id)
-                failures = 0
-            except Exception as exc:
-                kind = self.api.classify(exc).kind
-                failures += 1
-                cause = f"polling batch {batch_id} failed: {self.api.redact(str(exc))[:300]}"
-                if kind is ErrorKind.FATAL or failures >= MAX_POLL_FAILURES:
-                    self._watchers.pop(batch_id, None)
-                    raise _SubmitFailed(kind, cause) from None
-                log.warning("%s: %s (will poll again)", self.name, cause)
-                await self._sleep(self.settings.poll_interval_s)
-                continue
-            self.stats["polls"] += 1
-            self._update(record, status)
-            if status.ended:
-                break
-            if self.detach:
-                self._watchers.pop(batch_id, None)
-                raise BatchPending(
-                    self.name, self.model, ErrorKind.TRANSIENT,
-                    f"in batch {batch_id} ({status.vendor_status}); --detach: run the same command again to collect",
-                    attempts=0,
-                )
-            if first:
-                first = False
-            await self._sleep(self.settings.poll_interval_s)
         try:
-            items = await self.api.collect(batch_id)
-        except Exception as exc:
-            self._watchers.pop(batch_id, None)  # the next caller polls and collects again
-            raise _SubmitFailed(self.api.classify(exc).kind,
-                                f"collecting batch {batch_id} failed: {self.api.redact(str(exc))[:300]}") from None
+            try:
+                await self._until_ended(batch_id, lambda status: self._update(record, status))
+                items = await self._collect(batch_id)
+            except _Gone as gone:
+                await self._gone(record, gone)
+        except BaseException:
+            self._watchers.pop(batch_id, None)  # the next caller polls (and collects) again
+            raise
+        if not record.requests_known:  # found at the vendor: its results say what it held
+            record.requests = sorted({item.custom_id for item in items})
+            record.requests_known = True
+            self.journal.learned(record)
         by_id = {item.custom_id: item for item in items}
         reserved = self._reserved.pop(batch_id, None)
         if reserved is not None and self.spend_guard is not None:
@@ -491,6 +679,71 @@ class BatchingVendor:
         self.journal.save(record)
         self.stats["batches_collected"] += 1
         return by_id
+
+    async def _until_ended(self, batch_id: str, seen: Callable[[BatchStatus], None]) -> BatchStatus:
+        """Poll until the batch has ended (`seen` each state); `BatchPending` with --detach while it
+        runs; `_Gone` for a 404."""
+        failures = 0
+        while True:
+            try:
+                status = await self.api.poll(batch_id)
+                failures = 0
+            except Exception as exc:
+                if self.api.missing(exc):
+                    raise _Gone(batch_id, f"the vendor does not know batch {batch_id} (404)", polling=True) from None
+                kind = self.api.classify(exc).kind
+                failures += 1
+                cause = f"polling batch {batch_id} failed: {self.api.redact(str(exc))[:300]}"
+                if kind is ErrorKind.FATAL or failures >= MAX_POLL_FAILURES:
+                    raise _SubmitFailed(kind, cause) from None
+                log.warning("%s: %s (will poll again)", self.name, cause)
+                await self._sleep(self.settings.poll_interval_s)
+                continue
+            self.stats["polls"] += 1
+            seen(status)
+            if status.ended:
+                return status
+            if self.detach:
+                raise BatchPending(
+                    self.name, self.model, ErrorKind.TRANSIENT,
+                    f"in batch {batch_id} ({status.vendor_status}); --detach: run the same command again to collect",
+                    attempts=0,
+                )
+            await self._sleep(self.settings.poll_interval_s)
+
+    async def _collect(self, batch_id: str) -> list[BatchItemResult]:
+        try:
+            return await self.api.collect(batch_id)
+        except Exception as exc:
+            if self.api.missing(exc):
+                raise _Gone(batch_id, f"the vendor no longer has the results of batch {batch_id} (404)",
+                            polling=False) from None
+            raise _SubmitFailed(self.api.classify(exc).kind,
+                                f"collecting batch {batch_id} failed: {self.api.redact(str(exc))[:300]}") from None
+
+    async def _gone(self, record: BatchRecord, gone: _Gone) -> NoReturn:
+        """A 404: the batch under another id (its label found it: `_Moved`), or lost (`_Lost`)."""
+        if gone.polling:  # a damaged id? the vendor may know the batch by its label
+            try:
+                found = await self.api.find(record.label, record.submitted_at, len(record.requests),
+                                            self.journal.known_ids())
+            except Exception as exc:
+                raise _SubmitFailed(self.api.classify(exc).kind, f"{gone.cause}; looking it up by its label failed: "
+                                    f"{self.api.redact(str(exc))[:300]}") from None
+            if found is not None:
+                how = "its label" if self.api.labels_batches else "its creation time and number of requests"
+                record.note = f"{gone.cause}; found again by {how} as {found.batch_id}"
+                log.warning("%s: %s", self.name, record.note)
+                self._adopt(record, found)
+                self.stats["batches_found_again"] += 1
+                raise _Moved(gone.batch_id)
+        what = "no batch at the vendor carries its label" if gone.polling else "its answers are gone"
+        record.phase, record.vendor_status = "lost", "not found"
+        record.note = f"{gone.cause}; {what}: its {len(record.requests)} request(s) are sent again"
+        log.warning("%s: %s", self.name, record.note)
+        self.journal.save(record)
+        self.stats["batches_lost"] += 1
+        raise _Lost(record.note)
 
     def _billed(self, item: BatchItemResult) -> float:
         """What one result of a batch cost (the vendor's figure if it gives one, else batch prices)."""
