@@ -29,6 +29,45 @@ def _isolated_doc_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _patient_ray_env() -> Iterator[None]:
+    """Ray's start-up waits lengthened (`tests/ray_start.py`) for every Ray this session starts:
+    in this process and in every subprocess given a copy of its environment (CLI sweeps)."""
+    from tests.ray_start import PATIENT_ENV
+
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in PATIENT_ENV.items():
+            mp.setenv(name, value)
+        yield
+
+
+# --------------------------------------------------------------------------------------------
+# Parallel workers (`make test` runs pytest-xdist with --dist loadgroup)
+# --------------------------------------------------------------------------------------------
+
+RAY_GROUP = "ray-session"
+"""The xdist group of every module with a test on the session's local Ray (`ray_local`)."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Which tests share a worker (a serial run only gets the marks, which do nothing there).
+
+    * Every module with a test using `ray_local` goes to one group: one worker starts one local
+      Ray and runs them all (a second Ray on two cores would only halve both), and it runs them
+      first: the longest group, started last, would be the tail of the run.
+    * Every other module is a group of its own, so a module-scoped fixture (a synthetic
+      benchmark, a multi-node cluster run) is built once, on one worker.
+    """
+    ray_modules = {item.nodeid.split("::")[0] for item in items if "ray_local" in getattr(item, "fixturenames", ())}
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            module = item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(RAY_GROUP if module in ray_modules else module))
+    if hasattr(config, "workerinput"):  # an xdist worker: the group order is the schedule's order
+        items.sort(key=lambda item: item.nodeid.split("::")[0] not in ray_modules)  # stable
+
+
 # --------------------------------------------------------------------------------------------
 # Local S3: moto's server on 127.0.0.1 (a real S3 protocol endpoint, no AWS)
 # --------------------------------------------------------------------------------------------

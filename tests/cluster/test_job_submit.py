@@ -11,6 +11,10 @@ Ray's temp dir is a fresh folder under the system temp dir, outside the working 
 folder inside it once turned the upload into a 79 GB zip); the test asserts that. The head's
 processes run in their own session and are ended by their process group, never by `ray stop`
 (which would end every Ray instance on the machine).
+
+Every wait for the head is on its readiness signal with a deadline in minutes
+(`tests/ray_start.py`): `ray start` runs Ray's own CLI with the patient start-up waits, then the
+job API and its job agent are polled; a busy machine makes this test slow, never fails it.
 """
 
 from __future__ import annotations
@@ -33,9 +37,19 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from tests.ray_start import PATIENT_ENV, STARTUP_DEADLINE_S
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SAMPLE = ROOT / "examples" / "sample"
+
+
+PATIENT_RAY_CLI = [
+    sys.executable, "-c",
+    f"import sys; sys.path.insert(0, {str(ROOT)!r}); from tests.ray_start import patient_ray; patient_ray(); "
+    "from ray.scripts.scripts import main; sys.argv[0] = 'ray'; sys.exit(main())",
+]
+"""Ray's own CLI (`ray ...`, as .venv/bin/ray runs it), waiting patiently for its raylet to register."""
 
 
 def _free_port() -> int:
@@ -48,6 +62,7 @@ def _free_port() -> int:
 def _ray_env(temp_dir: Path, token: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
     env.update(
+        PATIENT_ENV,
         RAY_AUTH_MODE="token",  # as cluster/aws.yaml starts its nodes
         RAY_AUTH_TOKEN=token,  # this test's own token: ~/.ray/auth_token is left alone
         RAY_TMPDIR=str(temp_dir),
@@ -57,7 +72,7 @@ def _ray_env(temp_dir: Path, token: str) -> dict[str, str]:
     return env
 
 
-def _wait_for_job_api(address: str, start_log: str, deadline_s: float = 120.0) -> None:
+def _wait_for_job_api(address: str, start_log: str, deadline_s: float = STARTUP_DEADLINE_S) -> None:
     """`ray start` returns before the dashboard (the job API) listens; `ray job submit` does not
     retry. Wait on the API's own version endpoint, with a deadline (not a fixed sleep)."""
     end = time.monotonic() + deadline_s
@@ -83,7 +98,7 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
     dashboard = _free_port()
     head = subprocess.Popen(
         [
-            str(BIN / "ray"), "start", "--head", "--node-ip-address=127.0.0.1",
+            *PATIENT_RAY_CLI, "start", "--head", "--node-ip-address=127.0.0.1",
             f"--port={_free_port()}", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
             f"--temp-dir={temp_dir}", "--num-cpus=2", "--disable-usage-stats",
             # every fixed default port chosen free: other Ray instances on this machine hold them
@@ -98,7 +113,7 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
         start_new_session=True,  # its daemons stay in this process group: ended together below
     )
     try:
-        out, _ = head.communicate(timeout=180)
+        out, _ = head.communicate(timeout=2 * STARTUP_DEADLINE_S)  # a hang guard: its own waits end first
         assert head.returncode == 0, out
         address = f"http://127.0.0.1:{dashboard}"
         _wait_for_job_api(address, out)
@@ -122,10 +137,15 @@ def test_a_sweep_submitted_with_ray_job_submit_runs_the_sample_to_completion(
         "tribunal", "sweep", "examples/sample", "-s", "examples/sample/submissions",
         "-o", str(output), "--vendors", "offline", "--address", "auto", "--no-progress",
     ]
-    for _ in range(6):  # the head's job agent can register after the API answers: the server
-        # itself waits 10 s for it, then says "No available agent ..., please try again later"
-        submit = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    # The head's job agent can register after the API answers: the server itself waits 10 s for
+    # it, then says "No available agent ..., please try again later". Submit again until it is
+    # there, with a deadline (nothing is submitted when the agent is missing).
+    agent_deadline = time.monotonic() + STARTUP_DEADLINE_S
+    while True:
+        submit = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=800)
         if submit.returncode == 0 or "No available agent" not in submit.stdout + submit.stderr:
+            break
+        if time.monotonic() > agent_deadline:
             break
     log = submit.stdout + submit.stderr
     assert submit.returncode == 0, log[-4000:]

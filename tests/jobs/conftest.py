@@ -22,7 +22,8 @@ def ray_local(s3_server: str) -> Iterator[None]:
     """A real local Ray cluster for the whole session (ray.init costs seconds; start it once).
 
     Workers get the local S3 endpoint and dummy credentials through runtime_env, exactly as the
-    CLI passes them on a real cluster.
+    CLI passes them on a real cluster. It starts patiently (`tests/ray_start.py`): a busy machine
+    makes it slow, never fails it.
     """
     import ray
 
@@ -40,7 +41,9 @@ def ray_local(s3_server: str) -> Iterator[None]:
             mp.setenv(name, "emulated-key-not-a-secret")
             env[name] = "emulated-key-not-a-secret"
         from jobs.sweep import init_ray
+        from tests.ray_start import wait_patiently_for_raylets
 
+        wait_patiently_for_raylets()  # and the session's RAY_* start-up waits (tests/conftest.py)
         init_ray("local", env, num_cpus=2)
         try:
             yield

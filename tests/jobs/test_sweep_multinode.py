@@ -16,18 +16,19 @@ from pathlib import Path
 
 import pytest
 
+from tests.ray_start import PATIENT_ENV
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = textwrap.dedent(
     """
     import json, sys
-    from ray.cluster_utils import Cluster
     from typer.testing import CliRunner
     from jobs.cli import app
+    from tests.ray_start import start_cluster
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    worker = cluster.add_node(num_cpus=2)
-    cluster.wait_for_nodes()
+    # started patiently: a busy machine makes it slow, never fails it (tests/ray_start.py)
+    cluster, [worker] = start_cluster({"num_cpus": 0}, [{"num_cpus": 2}])
     try:
         out = sys.argv[1]
         result = CliRunner().invoke(app, [
@@ -50,10 +51,10 @@ def test_sweep_on_a_two_node_cluster_grades_on_the_worker_node(tmp_path) -> None
 
     with tempfile.TemporaryDirectory(prefix="trs", dir="/tmp") as raytmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-        env.update(RAY_TMPDIR=raytmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="disabled",
+        env.update(PATIENT_ENV, RAY_TMPDIR=raytmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="disabled",
                    GRPC_VERBOSITY="ERROR", PYTHONPATH=str(ROOT))
         proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "runs")], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=400)
+                              capture_output=True, text=True, timeout=800)  # a hang guard, under pytest's
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, proc.stderr[-3000:]
     res = json.loads(lines[0][len("RESULT "):])

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.arrivals import refused
+from tests.ray_start import PATIENT_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
 RPM, BURST_S, CALLS, ACTORS = 1200, 1.0, 160, 3
@@ -28,7 +29,6 @@ SCRIPT = textwrap.dedent(
     f"""
     import asyncio, json, sys
     import ray
-    from ray.cluster_utils import Cluster
     from evalcore.config.models import RateLimits, VendorConfig
     from evalcore.emulators import EmulatorConfig, ServerLimits
     from evalcore.emulators._set import start_in_thread
@@ -37,19 +37,13 @@ SCRIPT = textwrap.dedent(
     from evalcore.vendors.protocol import JudgeRequest
     from evalcore.vendors.sharding import shard_of
     from jobs.vendor_pool import PooledVendor, add_up, start_pool, stats_refs
+    from tests.ray_start import start_cluster
 
     limits = ServerLimits(requests_per_minute={RPM}, burst_s={BURST_S})
     emus = start_in_thread({{"openai": EmulatorConfig(limits=limits)}},
                            responder=StaticResponder({{"verdict": "pass", "reasoning": "ok"}}))
-    for attempt in range(3):  # a raylet can miss its start on a loaded machine (as jobs.sweep.init_ray retries)
-        try:
-            cluster = Cluster(initialize_head=True, head_node_args={{"num_cpus": 0, "include_dashboard": False}})
-            break
-        except Exception as exc:
-            if "timed out during startup" not in str(exc) or attempt == 2:
-                raise
-    workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
-    cluster.wait_for_nodes()
+    # started patiently: a busy machine makes it slow, never fails it (tests/ray_start.py)
+    cluster, workers = start_cluster({{"num_cpus": 0, "include_dashboard": False}}, [{{"num_cpus": 1}}] * 2)
     try:
         ray.init(address=cluster.address, log_to_driver=False)
         cfg = VendorConfig(adapter="openai", name="openai", family="openai", model="gpt-test",
@@ -94,10 +88,10 @@ SCRIPT = textwrap.dedent(
 def test_an_entry_over_three_actors_on_two_worker_nodes_never_sends_more_than_its_limit(tmp_path) -> None:
     with tempfile.TemporaryDirectory(prefix="trp", dir="/tmp") as raytmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
-        env.update(RAY_TMPDIR=raytmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="disabled",
+        env.update(PATIENT_ENV, RAY_TMPDIR=raytmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="disabled",
                    GRPC_VERBOSITY="ERROR", PYTHONPATH=str(ROOT), TRIBUNAL_POOL_TEST_KEY="emulated-not-a-secret")
         proc = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "run")], cwd=ROOT, env=env,
-                              capture_output=True, text=True, timeout=300)
+                              capture_output=True, text=True, timeout=800)  # a hang guard, under pytest's
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, proc.stderr[-3000:]
     res = json.loads(lines[0][len("RESULT "):])
