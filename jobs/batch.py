@@ -37,6 +37,10 @@ from evalcore.vendors.batch.purge import Holding, holdings, tables_written_at
 EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}
 """Batch timing when the vendors are our emulators (their batches end as soon as they are due)."""
 
+SETTLED = ("collected", "abandoned", "lost", "replaced")
+"""Phases nothing is awaited from: collected, never submitted, unknown to the vendor (its requests
+sent again in another batch), an unreadable record looked up (`evalcore.vendors.batch.journal`)."""
+
 
 def with_batch(config: TribunalConfig, enabled: bool | None, *, emulated: bool = False) -> TribunalConfig:
     """The configuration with batch mode switched on or off (`None`: as configured)."""
@@ -121,7 +125,7 @@ def run_status(run_uri: str) -> RunStatus:
     for _, status in latest.values():
         counts[status] = counts.get(status, 0) + 1
     batches, damaged = read_all(run_uri)
-    settled = all(r.phase == "collected" for rs in batches.values() for r in rs)
+    settled = all(r.phase in SETTLED for rs in batches.values() for r in rs)
     success: dict[str, Any] | None = None
     if fs.exists(fs.join(run_uri, SUCCESS)):
         with contextlib.suppress(OSError, ValueError):  # unreadable: no finished attempt is known, nothing purgeable
@@ -190,7 +194,7 @@ def status_blocks(status: RunStatus) -> list[Block]:
                       _when(r.expires_at))
         out.append(t)
         out += [f"  {r.batch_id or r.label}: {r.note}" for r in records if r.note]
-    open_batches = sum(1 for rs in status.batches.values() for r in rs if r.phase != "collected")
+    open_batches = sum(1 for rs in status.batches.values() for r in rs if r.phase not in SETTLED)
     out.append(f"{open_batches} batch(es) not collected yet" if open_batches else "every batch collected")
     return [*out, *holdings_blocks(status)]
 

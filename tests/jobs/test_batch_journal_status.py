@@ -53,6 +53,8 @@ def test_status_names_each_unreadable_journal_record_by_file_and_reason_and_move
     assert "lost: unknown to the vendor (requests sent again)" in text
     assert "batch_gone: the vendor does not know batch batch_gone (404)" in text
     assert "found at the vendor among its unlabelled batches" in text
+    assert "(found by its time; not known to be the run's)" in text
+    assert "2 batch(es) not collected yet" in text  # the lost one awaits nothing: its requests went again
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before  # reading status changes nothing
 
     report = json.loads(CliRunner().invoke(app, ["status", str(run), "--json"]).output)

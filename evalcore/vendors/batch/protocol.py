@@ -122,7 +122,8 @@ class BatchAPI(Protocol):
 
     async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
         """The batch this run submitted as `label` (created no earlier than `submitted_at`, holding
-        `n_requests`, not one of `known`), if the vendor has it; used after a crash."""
+        `n_requests`, not one of `known`), if the vendor has it; used after a crash, and when the
+        vendor does not know a journalled id (a 404: the id may be what was damaged)."""
         ...
 
     async def listing(self, since: float) -> list[ListedBatch]:
