@@ -121,3 +121,19 @@ def test_the_readme_maps_the_packages_a_newcomer_looks_for() -> None:
     for package, module in [("evalcore/grading/", "scoring.py"), ("evalcore/vendors/", "budget.py"),
                             ("evalcore/vendors/batch/", "journal.py")]:
         assert f"`{package}`" in readme and (REPO / package / module).is_file(), package
+
+
+def test_a_module_over_500_lines_says_why_it_is_one_module() -> None:
+    """Rooms that do too much are split; a big module that stays whole says why at its top."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for path in sorted([*root.joinpath("evalcore").rglob("*.py"), *root.joinpath("jobs").rglob("*.py")]):
+        text = path.read_text()
+        if text.count("\n") <= 500:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if "Why one" not in doc and "Why a module" not in doc:
+            offenders.append(str(path.relative_to(root)))
+    assert not offenders, f"over 500 lines without a reason at the top: {offenders}"

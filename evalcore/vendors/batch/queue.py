@@ -1,5 +1,8 @@
 """Batch mode behind the ordinary `Vendor` protocol: queue, submit, journal, poll, collect, retry.
 
+Why one module: queueing, submitting, polling, collecting and retrying one request share the
+journal's state machine; split, the phases could disagree about a request's state.
+
 Why a `Vendor`: the methodology (`grade_submission`: Stage A, the audit decision, Stage 1, Stage 2)
 does not change in batch mode. Every submission in flight asks its judges as usual; a
 `BatchingVendor` queues those requests and sends them as one batch when the vendor's batch limits
