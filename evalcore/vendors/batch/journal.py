@@ -1,5 +1,8 @@
 """The batch journal: which batches a run submitted, with which requests, and how they ended.
 
+Why one module: reading, validating, setting aside and rebuilding records are one recovery
+procedure; every step must agree on what a record in each phase means.
+
 Why a journal: a vendor batch takes up to a day, and a driver can die at any moment in between.
 Each batch's id and the request hashes in it are written to the run folder *before* anything
 waits on it, so a re-run of the same command finds the batch, polls it and collects it, and a
