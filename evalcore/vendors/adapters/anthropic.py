@@ -10,7 +10,7 @@ Prompt caching: the shared prefix (sources, deliverables) is its own content blo
 An explicit timeout is always passed: without one the SDK refuses large `max_tokens` values
 ("Streaming is required") before sending anything.
 
-Connection pools are ours (`_http_client`): the SDK's own holds at most 1,000 connections
+Connection pools are ours (`_stainless.pooled_http_client`): the SDK's own holds at most 1,000 connections
 (`anthropic.DEFAULT_CONNECTION_LIMITS`), one per request on the wire over HTTP/1.1, and one client
 per `CALLS_PER_CLIENT` of the in-flight bound is built (`SDKAdapter`), each with a pool of that
 many, so no pool caps the client below its bound (`evalcore.vendors.in_flight`).
@@ -18,16 +18,14 @@ many, so no pool caps the client below its bound (`evalcore.vendors.in_flight`).
 
 from __future__ import annotations
 
-import ssl
 from functools import cache
 from typing import Any
 
 import anthropic
-import httpx2
 from anthropic.types import Message
 
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
-from evalcore.vendors.adapters._stainless import StainlessErrors
+from evalcore.vendors.adapters._stainless import StainlessErrors, pooled_http_client
 from evalcore.vendors.adapters.common import Answer, Classified, M, NonModelBody, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
 
@@ -57,25 +55,6 @@ def read_message(message: Message) -> tuple[Usage, str, str | None]:
     return _usage(message), "".join(block.text for block in message.content if block.type == "text"), None
 
 
-def _http_client(connections: int) -> httpx2.AsyncClient:
-    """The SDK's default HTTP client (its timeouts, redirects, TCP keepalive) with a pool of
-    `connections`, all kept alive: the adapter never gives a client more calls at once
-    (`SDKAdapter`), so the pool never makes a call wait (nor counts that wait against its
-    timeout), and a steady load reopens none."""
-    return anthropic.DefaultAsyncHttpxClient(
-        limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections),
-        verify=_tls(),
-    )
-
-
-@cache
-def _tls() -> ssl.SSLContext:
-    """One TLS context (the default: system or `SSL_CERT_FILE` roots) for every client of the process:
-    building one loads the CA bundle (~75 ms measured), and an adapter builds one client per
-    `CALLS_PER_CLIENT` of its bound."""
-    return httpx2.create_ssl_context()
-
-
 class AnthropicVendor(SDKAdapter[anthropic.AsyncAnthropic, anthropic.AsyncAPIResponse[Any]]):
     """Anthropic Messages judge: JSON-schema output, cached shared prefix, effort setting."""
 
@@ -87,7 +66,7 @@ class AnthropicVendor(SDKAdapter[anthropic.AsyncAnthropic, anthropic.AsyncAPIRes
             base_url=self.cfg.endpoint or None,
             max_retries=0,
             timeout=self.cfg.timeout_s,
-            http_client=_http_client(capacity),
+            http_client=pooled_http_client(anthropic, capacity),
         )
 
     async def _close_one(self, client: anthropic.AsyncAnthropic) -> None:

@@ -11,7 +11,7 @@ dashboard) unless told not to. Every request (and so every line of a batch, whic
 sends `store: false`, and `prompt_cache_retention` asks for the shortest cache lifetime the model
 accepts (`VendorConfig.prompt_cache_retention`, `cache_retention`).
 
-Connection pools are ours (`_http_client`): the SDK's own holds at most 1,000 connections
+Connection pools are ours (`_stainless.pooled_http_client`): the SDK's own holds at most 1,000 connections
 (`openai.DEFAULT_CONNECTION_LIMITS`), one per request on the wire over HTTP/1.1, and one client
 per `CALLS_PER_CLIENT` of the in-flight bound is built (`SDKAdapter`), each with a pool of that
 many, so no pool caps the client below its bound (`evalcore.vendors.in_flight`).
@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import ssl
 from functools import cache
 from typing import Any, Literal
 
-import httpx2
 import openai
 from openai._legacy_response import LegacyAPIResponse
 from openai.lib._parsing._responses import type_to_text_format_param
@@ -34,7 +32,7 @@ from openai.types.responses import Response
 from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info
-from evalcore.vendors.adapters._stainless import StainlessErrors
+from evalcore.vendors.adapters._stainless import StainlessErrors, pooled_http_client
 from evalcore.vendors.adapters.common import Answer, Classified, M, NonModelBody, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
 
@@ -97,24 +95,6 @@ def read_response(response: Response) -> tuple[Usage, str, str | None]:
     return _usage(response), response.output_text, None
 
 
-def _http_client(connections: int) -> httpx2.AsyncClient:
-    """The SDK's default HTTP client (its timeouts, redirects) with a pool of `connections`, all kept
-    alive: the adapter never gives a client more calls at once (`SDKAdapter`), so the pool never
-    makes a call wait (nor counts that wait against its timeout), and a steady load reopens none."""
-    return openai.DefaultAsyncHttpxClient(
-        limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections),
-        verify=_tls(),
-    )
-
-
-@cache
-def _tls() -> ssl.SSLContext:
-    """One TLS context (the default: system or `SSL_CERT_FILE` roots) for every client of the process:
-    building one loads the CA bundle (~75 ms measured), and an adapter builds one client per
-    `CALLS_PER_CLIENT` of its bound."""
-    return httpx2.create_ssl_context()
-
-
 class OpenAIVendor(SDKAdapter[openai.AsyncOpenAI, LegacyAPIResponse[Any]]):
     """OpenAI Responses API judge: structured output, reasoning effort, prompt-cache key."""
 
@@ -126,7 +106,7 @@ class OpenAIVendor(SDKAdapter[openai.AsyncOpenAI, LegacyAPIResponse[Any]]):
             base_url=self.cfg.endpoint or None,
             max_retries=0,
             timeout=self.cfg.timeout_s,
-            http_client=_http_client(capacity),
+            http_client=pooled_http_client(openai, capacity),
         )
 
     async def _close_one(self, client: openai.AsyncOpenAI) -> None:
