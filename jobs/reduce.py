@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
@@ -29,7 +30,7 @@ from evalcore.results.leaderboard import Leaderboard, SystemScores, scores_table
 from evalcore.results.reduce import TableSource, reduce_tables
 from evalcore.results.stats import Interval
 from evalcore.storage import fs
-from evalcore.storage.store import RunRecord, arrow_schema
+from evalcore.storage.store import RunRecord, arrow_schema, table_files
 from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 
 LEADERBOARD_JSON = "leaderboard.json"
@@ -39,12 +40,9 @@ TABLES = ("submissions", "verdicts", "flags", "calls", "rejected")
 
 
 def open_table(run_uri: str, table: str, endpoint_override: str | None = None) -> TableSource | None:
-    """One table of a run as a lazy dataset over its shards; None when the run has no shard of it."""
-    files = [
-        f
-        for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet", endpoint_override=endpoint_override)
-        if not fs.is_hidden(fs.basename(f), "run")
-    ]
+    """One table of a run as a lazy dataset over its shards (the files a reader takes:
+    `store.table_files`); None when the run has no shard of it."""
+    files = table_files(run_uri, table, endpoint_override)
     if not files:
         return None
     filesystem, _ = fs.resolve(files[0], endpoint_override)
@@ -83,8 +81,11 @@ def reduce_run(
     if submissions is None:
         raise StorageError(f"{fs.join(run_uri, 'submissions')}: no graded submissions in this run yet")
     decisions = adj.load(run_uri, endpoint_override) if adjudications else None
-    lb = reduce_tables(record, submissions=submissions, threads=threads, memory_limit=memory_limit,
-                       decisions=decisions, **tables)
+    try:
+        lb = reduce_tables(record, submissions=submissions, threads=threads, memory_limit=memory_limit,
+                           decisions=decisions, **tables)
+    except (OSError, pa.ArrowInvalid, duckdb.IOException) as exc:  # a shard unreadable, the disk full (spilling)
+        raise StorageError(f"{run_uri}: cannot read the run's tables: {exc}") from exc
     if write:
         write_leaderboard(run_uri, lb, endpoint_override)
     return lb

@@ -1,23 +1,34 @@
-"""A run's identity and its attempts: the run id, run.json, resuming, `--reuse`, one summary per attempt.
+"""A run's identity and its attempts: the run id, run.json, resuming, `--reuse`, one record per attempt.
 
 Why a run id derived from the inputs (`default_run_id`): the same command names the same run, so
 running a sweep again resumes it instead of starting over; a run resumes only with the benchmark,
 configuration and vendor mode it was made with (`check_resumable`), since its rows would otherwise
-mix two gradings. `open_run` is the driver's one step over all of this.
+mix two gradings. `open_run` is the driver's one step over all of this: it takes the run's lock
+(`jobs.run_lock`: one writer per run), then creates run.json or checks it, then claims the
+attempt's number by creating its record (`claim_attempt`), so no later command, after a kill at
+any point or racing this one, can take the same number and overwrite this attempt's files.
+`writing_into` is what holds while the sweep writes: the lock, released at the end, and a storage
+failure turned into a resumable one (`RunStorageFailed`, exit 3).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
+import signal
+import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalcore.config.models import TribunalConfig, VendorMode
-from evalcore.errors import TribunalError
+from evalcore.errors import StorageError, TribunalError
 from evalcore.prompts import template_hashes
 from evalcore.schema import Task
 from evalcore.storage import fs
@@ -29,9 +40,12 @@ from evalcore.storage.store import (
     TaskRef,
     write_json,
 )
+from jobs.run_lock import RunLock, this_command
 from jobs.sweep_options import SweepOptions, SweepSummary
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from evalcore.benchmark.loader import BenchmarkLoad
 
 
@@ -113,18 +127,81 @@ def resolve_run_uri(output: str, run: str) -> str:
 
 
 ATTEMPTS = "_attempts"
-"""Folder of the run holding one summary per attempt (`attempt-0001.json`, ...): a resumed run
-adds its own instead of overwriting the summary of the run that did the work."""
+"""Folder of the run holding one record per attempt (`attempt-0001.json`, ...): created when the
+attempt starts (its claim on the number), replaced by the attempt's summary when it ends; a
+resumed run adds its own instead of overwriting the record of the run that did the work."""
+_ATTEMPT_NAME = re.compile(r"attempt-(\d{4,})\.json")
+
+
+def attempt_uri(run_uri: str, attempt: int) -> str:
+    """The record of one attempt."""
+    return fs.join(run_uri, ATTEMPTS, f"attempt-{attempt:04d}.json")
 
 
 def next_attempt(run_uri: str) -> int:
-    """1 for a new run; one more than the attempts already recorded for a resumed one."""
-    return len(fs.list_files(fs.join(run_uri, ATTEMPTS), suffix=".json")) + 1
+    """1 for a new run; one more than the highest attempt recorded (claimed or finished) for a resumed one."""
+    names = (fs.basename(f) for f in fs.list_files(fs.join(run_uri, ATTEMPTS), suffix=".json"))
+    numbers = [int(m.group(1)) for n in names if (m := _ATTEMPT_NAME.fullmatch(n))]
+    return max(numbers, default=0) + 1
+
+
+def claim_attempt(run_uri: str, run_id: str) -> int:
+    """This attempt's number, claimed by creating its record (create-only): the next number whose
+    record does not exist; a number another command claimed first is skipped, never shared.
+
+    Why at the start: the number names the attempt's files (`calls/preflight-<n>.parquet`, its
+    shards, its rejections); claimed only at the end, a killed attempt left no record and the next
+    command took its number and overwrote its files."""
+    attempt = next_attempt(run_uri)
+    for _ in range(1000):
+        claim = {"attempt": attempt, "run_id": run_id, "run_uri": run_uri, "status": "running",
+                 "started_at": time.time(), "pid": os.getpid(), "host": socket.gethostname(),
+                 "command": this_command()}
+        if fs.write_new(attempt_uri(run_uri, attempt), json.dumps(claim, indent=2, sort_keys=True).encode()):
+            return attempt
+        attempt += 1
+    raise StorageError(f"{fs.join(run_uri, ATTEMPTS)}: no free attempt number after {attempt - 1}")
 
 
 def write_attempt_summary(summary: SweepSummary) -> None:
-    """`_attempts/attempt-<n>.json`, for every attempt (finished, interrupted or with failed shards)."""
-    write_json(fs.join(summary.run_uri, ATTEMPTS, f"attempt-{summary.attempt:04d}.json"), summary.as_dict())
+    """`_attempts/attempt-<n>.json`, for every attempt (finished, interrupted or with failed shards):
+    the attempt's own record, claimed by `claim_attempt`, replaced by its summary."""
+    write_json(attempt_uri(summary.run_uri, summary.attempt), summary.as_dict())
+
+
+KILL_AT_ENV = "TRIBUNAL_TEST_KILL_AT"
+"""Test seam: `attempt` (the attempt claimed), `shard:N` (the N-th shard collected) or `tables`
+(every table written, before the attempt's summary): the driver SIGKILLs itself there, as a
+``kill -9`` or a lost machine would stop it, so a test can check what a resume finds."""
+
+
+def kill_point(point: str, count: int | None = None) -> None:
+    """SIGKILL this process when `KILL_AT_ENV` names this point (unset in production: one lookup)."""
+    wanted = os.environ.get(KILL_AT_ENV)
+    if wanted and wanted == (point if count is None else f"{point}:{count}"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class RunStorageFailed(StorageError):
+    """Writing into the run failed mid-sweep (a full disk, S3 unreachable): resumable (exit 3).
+
+    Every file written is whole and no file was overwritten, so the run holds exactly what was
+    stored; the same command, once the cause is fixed, resumes from there (also from a copy of
+    the run folder elsewhere)."""
+
+
+def resumable(exc: StorageError, note: str = "") -> RunStorageFailed:
+    """A storage failure of a sweep as one line: the file, the cause, and what to do."""
+    return RunStorageFailed(f"{exc}{note}; every file written is whole: fix the cause (or copy the run folder "
+                            "elsewhere) and run the same command again to resume")
+
+
+def storage_failure(exc: BaseException) -> StorageError | None:
+    """The StorageError behind a failed Ray task (`RayTaskError(StorageError)`), or None."""
+    cause: Any = getattr(exc, "cause", None)
+    if isinstance(cause, StorageError):
+        return cause
+    return exc if isinstance(exc, StorageError) else None
 
 
 def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str) -> RunRecord:
@@ -152,23 +229,55 @@ def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_has
 
 @dataclass(frozen=True)
 class OpenedRun:
-    """The run a sweep writes into, and the runs it may take stored answers from."""
+    """The run a sweep writes into, the runs it may take stored answers from, and its lock."""
 
     run_id: str
     run_uri: str
     reuse_uris: list[str]
     attempt: int
+    lock: RunLock | None = None
 
 
-def open_run(opts: SweepOptions, bench: BenchmarkLoad) -> OpenedRun:
-    """Name the run, refuse what cannot be resumed or reused, write run.json for a new run, and number this attempt."""
+def open_run(
+    opts: SweepOptions, bench: BenchmarkLoad, *, take_over_lock: bool = False, console: Console | None = None
+) -> OpenedRun:
+    """Name the run, take its lock, refuse what cannot be resumed or reused, create run.json for a
+    new run, and claim this attempt's number. On any failure here the lock is released."""
     benchmark_hash = bench.content_hash()
     run_id = opts.run_id or default_run_id(benchmark_hash, opts.submissions, opts.config)
     run_uri = fs.join(opts.output, run_id)
     reuse_uris = [resolve_run_uri(opts.output, r) for r in opts.reuse]
     check_reusable(reuse_uris, opts.vendors)
-    if fs.exists(fs.join(run_uri, RUN_RECORD)):
-        check_resumable(run_uri, RunRecord.read(run_uri), opts, benchmark_hash)
-    else:
-        run_record(opts, run_id, bench.tasks, benchmark_hash).write(run_uri)
-    return OpenedRun(run_id, run_uri, reuse_uris, next_attempt(run_uri))
+    lock = RunLock.acquire(run_uri, take_over=take_over_lock, console=console)
+    try:
+        try:
+            created = not fs.exists(fs.join(run_uri, RUN_RECORD)) and run_record(
+                opts, run_id, bench.tasks, benchmark_hash).create(run_uri)
+        except StorageError as exc:
+            raise resumable(exc) from exc
+        if not created:  # an unreadable or foreign run.json is bad input (exit 1), not a write failure
+            check_resumable(run_uri, RunRecord.read(run_uri), opts, benchmark_hash)
+        try:
+            attempt = claim_attempt(run_uri, run_id)
+        except StorageError as exc:
+            raise resumable(exc) from exc
+    except BaseException:
+        lock.release()
+        raise
+    kill_point("attempt")
+    return OpenedRun(run_id, run_uri, reuse_uris, attempt, lock)
+
+
+@contextmanager
+def writing_into(run: OpenedRun) -> Iterator[None]:
+    """While a sweep writes into its run: the lock stays held (released at the end, also on Ctrl-C
+    or an error), and a storage failure is `RunStorageFailed` (resumable, exit 3)."""
+    try:
+        yield
+    except RunStorageFailed:
+        raise
+    except StorageError as exc:
+        raise resumable(exc) from exc
+    finally:
+        if run.lock is not None:
+            run.lock.release()

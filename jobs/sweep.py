@@ -3,7 +3,9 @@
 Shape of a run (`run_sweep` is this list, one named step each):
 1. OCR the benchmark's scans as Ray tasks into the OCR cache next to the runs (`jobs.ocr`), then
    load the benchmark (`load_inputs`);
-2. name the run and check it may be resumed, or write its run.json (`jobs.run_identity.open_run`);
+2. name the run, take its lock (one writer per run, `jobs.run_lock`), check it may be resumed or
+   create its run.json, and claim the attempt's number (`jobs.run_identity.open_run`); a storage
+   failure from here on stops the sweep, resumable (`RunStorageFailed`, exit 3);
 3. read the submission stream once, held to the input limits (`jobs.intake.SubmissionPass`): that
    one read feeds the cost estimate (and `--max-cost`'s ledger, `jobs.cost`), sets the progress
    total, records the rejections, and spools the shards the grading loop sends;
@@ -37,12 +39,20 @@ from typing import TYPE_CHECKING, Any
 
 import ray
 from rich.console import Console
+from rich.text import Text
 
 from evalcore.benchmark.ocr import use_cache as use_ocr_cache
-from evalcore.errors import TribunalError
+from evalcore.errors import StorageError, TribunalError
 from evalcore.schema import Rejection, Task
 from evalcore.storage import fs
-from evalcore.storage.store import SUCCESS, ResumeIndex, shard_name, write_json, write_table_file
+from evalcore.storage.store import (
+    SUCCESS,
+    ResumeIndex,
+    rejections_name,
+    shard_name,
+    write_json,
+    write_table_file,
+)
 from evalcore.vendors.batch.journal import load_all
 from evalcore.vendors.preflight import require_keys
 from jobs import vendor_pool
@@ -62,11 +72,15 @@ from jobs.run_identity import (
     code_version,
     config_fingerprint,
     default_run_id,
+    kill_point,
     next_attempt,
     open_run,
     resolve_run_uri,
+    resumable,
     run_record,
+    storage_failure,
     write_attempt_summary,
+    writing_into,
 )
 from jobs.shard_work import (
     CallCounts,
@@ -110,34 +124,43 @@ __all__ = [
 ]
 
 
-def run_sweep(opts: SweepOptions, console: Console | None = None) -> SweepSummary:
+def run_sweep(
+    opts: SweepOptions, console: Console | None = None, *, take_over_lock: bool = False
+) -> SweepSummary:
     """Run (or resume) a sweep; returns its summary. Ctrl-C stops after flushing finished shards.
 
     Under the configuration's data governance (`jobs.governance`): a vendor whose batch API is not
-    allowed is refused before anything starts, and the local caches live where it says.
+    allowed is refused before anything starts, and the local caches live where it says. Raises
+    `RunLocked` when another command writes into the run (`take_over_lock`: take over a holder
+    whose lease expired, `jobs.run_lock`), and `RunStorageFailed` when a write into the run failed.
     """
     check_batch_allowed(opts.config)
     caches = local_caches(opts.config, opts.output)
     with governed_caches(caches):
-        return _run_sweep(opts, console or Console(stderr=True), caches.ocr_uri)
+        return _run_sweep(opts, console or Console(stderr=True), caches.ocr_uri, take_over_lock)
 
 
-def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str) -> SweepSummary:
+def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_lock: bool = False) -> SweepSummary:
     t0 = time.time()
     bench, scans = load_inputs(opts, console, ocr_uri)
     tasks = bench.task_map()
-    run = open_run(opts, bench)
-    summary = SweepSummary(run_id=run.run_id, run_uri=run.run_uri, attempt=run.attempt, ocr=scans.as_dict(),
-                           started_at=t0)
-    rejected: list[Rejection] = list(bench.problems)
-    with read_submissions(opts, bench, run, rejected) as intake:
-        init_ray(opts.address, _env_for_workers())
-        watch = CostWatch.start(opts.config, tasks, intake.pending(), opts.max_cost_usd)  # the one read
-        summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
-        summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
-        actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger, opts.detach)
-        grade_shards(opts, run, summary, intake.shards(), tasks, watch, actors, console)
-    finish(summary, rejected, watch, t0, opts.config, console)
+    run = open_run(opts, bench, take_over_lock=take_over_lock, console=console)
+    with writing_into(run):  # the lock is released on the way out, whatever the way
+        summary = SweepSummary(run_id=run.run_id, run_uri=run.run_uri, attempt=run.attempt, ocr=scans.as_dict(),
+                               started_at=t0)
+        rejected: list[Rejection] = list(bench.problems)
+        with read_submissions(opts, bench, run, rejected) as intake:
+            init_ray(opts.address, _env_for_workers())
+            watch = CostWatch.start(opts.config, tasks, intake.pending(), opts.max_cost_usd)  # the one read
+            summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
+            summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
+            actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger,
+                                  opts.detach)
+            failed = grade_shards(opts, run, summary, intake.shards(), tasks, watch, actors, console)
+        finish(summary, rejected, watch, t0, opts.config, console)
+        if failed is not None:  # after the attempt's summary: what was stored is recorded
+            raise resumable(failed, f"; the sweep stopped sending shards ({len(summary.failed_shards)} not "
+                                    "written, their submissions stay pending)")
     return summary
 
 
@@ -194,10 +217,13 @@ class _ShardLoop:
     """The driver's Ray metrics (`jobs.metrics`): recorded at each collect, as the live view is."""
     needs_preflight: bool = field(default=True)
     """Done lazily, before the first shard sent: a finished run sends no call at all."""
+    storage_error: StorageError | None = None
+    """The first shard that could not be stored: no new shard is sent (its calls would be paid for
+    rows that cannot be written), and the sweep ends resumable (`RunStorageFailed`)."""
 
     def stopping(self) -> bool:
-        """Ctrl-C was pressed, or the cost cap refused a call: no new shard is sent."""
-        return self.interrupt.requested or self.watch.capped()
+        """Ctrl-C was pressed, the cost cap refused a call, or a shard could not be stored: no new shard is sent."""
+        return self.interrupt.requested or self.watch.capped() or self.storage_error is not None
 
     def preflight_once(self) -> None:
         if self.needs_preflight:
@@ -210,7 +236,8 @@ class _ShardLoop:
         """One `grade_shard` task for the shard's pending submissions, into the window."""
         ids = [s.id for s in shard.pending]
         refs = {s.task_id: self.task_refs[s.task_id] for s in shard.pending}
-        ref = grade_shard.remote(self.run.run_uri, self.run.run_id, shard_name(shard.index, ids), shard.pending,
+        name = shard_name(shard.index, ids, self.run.attempt)  # the attempt in the name: never an earlier file
+        ref = grade_shard.remote(self.run.run_uri, self.run.run_id, name, shard.pending,
                                  refs, self.source_indexes.refs(refs), self.config_ref, self.actors,
                                  since=self.summary.started_at)
         self.window.add(ref, ids)
@@ -221,18 +248,30 @@ class _ShardLoop:
             return
         for ids, res in self.window.finished(block):
             if isinstance(res, Exception):
-                self.summary.add_failed_shard(ids, res)
-                print_failed_shard(self.console, ids, res)
+                self.failed_shard(ids, res)
                 continue
             self.summary.add_shard(res)
             if not self.opts.progress:  # parseable lines when there is no live view
                 print(res.line(), flush=True)
+            kill_point("shard", self.summary.shards_written)
         stats = vendor_pool.add_up(self.actors, ray.get(vendor_pool.stats_refs(self.actors)))
         self.summary.vendor_stats = stats
         spent = sum(s["cost_usd"] for s in stats.values())
         if self.progress is not None:
             self.progress.update(self.summary.done, stats, spent, self.summary)
         self.record_metrics(spent)
+
+    def failed_shard(self, ids: list[str], exc: Exception) -> None:
+        """A shard that failed: pending for the next run; a storage failure as one line naming the file and cause."""
+        cause = storage_failure(exc)
+        if cause is None:
+            self.summary.add_failed_shard(ids, exc)
+            print_failed_shard(self.console, ids, exc)
+            return
+        self.storage_error = self.storage_error or cause
+        self.summary.add_failed_shard(ids, cause)
+        self.console.print(Text.assemble(("shard not stored", "red"), f" ({', '.join(ids)}): {cause}; its "
+                                         "submissions stay pending and no new shard is sent"), soft_wrap=True)
 
     def record_metrics(self, spent: float) -> None:
         """Done/total, spend against the estimate, calls/s and ETA as Ray metrics, for a dashboard."""
@@ -251,11 +290,12 @@ def grade_shards(
     watch: CostWatch,
     actors: dict[str, Any],
     console: Console,
-) -> None:
+) -> StorageError | None:
     """Send the shards with something to grade through the in-flight window and count what comes back.
 
     A first Ctrl-C stops sending and flushes the shards in flight; a second cancels them. The
-    actors are stopped on the way out, whatever way that is.
+    actors are stopped on the way out, whatever way that is. Returns the first storage failure of
+    a shard (after it no new shard was sent), else None.
     """
     task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
     window = InFlight(opts.max_in_flight)
@@ -290,6 +330,7 @@ def grade_shards(
             stop_actors(actors, watch.ledger, wait=not interrupt.cancelled)
     summary.interrupted = interrupt.requested
     summary.source_indexes_built = loop.source_indexes.built
+    return loop.storage_error
 
 
 def finish(
@@ -308,12 +349,13 @@ def finish(
     """
     capped = watch.capped()
     if not summary.interrupted and not capped:
-        # One file, rewritten by every attempt that finishes: a fixed rejection disappears and a
-        # resumed run does not count a rejection twice (an interrupted or capped attempt leaves it
-        # to the attempt that finishes the run).
-        write_table_file(summary.run_uri, "rejected", "rejections", rejected)
+        # One file per attempt that finishes, and readers take the latest (`store.table_files`): a
+        # fixed rejection disappears and a resumed run does not count a rejection twice (an
+        # interrupted or capped attempt leaves it to the attempt that finishes the run).
+        write_table_file(summary.run_uri, "rejected", rejections_name(summary.attempt), rejected)
         if config is not None and not summary.failed_shards:
             summary.purge = purge_after_sweep(config, summary.run_uri, console or Console(stderr=True))
+    kill_point("tables")
     summary.rejected = len(rejected)
     summary.rejections = [str(r) for r in rejected[:100]]
     summary.add_vendor_stats()

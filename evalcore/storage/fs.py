@@ -20,7 +20,7 @@ import os
 import posixpath
 import secrets
 import threading
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
@@ -286,6 +286,24 @@ def check_writable(uri: str, endpoint_override: str | None = None) -> None:
         raise StorageError(f"{uri}: {_write_reason(exc)}") from exc
 
 
+FULL_DISK_ENV = "TRIBUNAL_TEST_FULL_DISK"
+"""Test seam: a local path (absolute); every local write to it or under it fails with ``ENOSPC``.
+
+Why: a full disk cannot be made unprivileged (no tmpfs, no loop device), and the failure must be
+seen where a real one is, in the worker that writes a shard: Ray workers started by a local
+cluster inherit the driver's environment, so a variable reaches them. The error is raised where
+the bytes are written (after the temporary file is created), exactly where the kernel's would be,
+so the clean-up and the message are the real ones. Unset in production: the check is one
+``os.environ`` lookup per write."""
+
+
+def _simulated_full_disk(path: str) -> None:
+    """Raise ``OSError(ENOSPC)`` when `FULL_DISK_ENV` names this path or a folder above it."""
+    root = os.environ.get(FULL_DISK_ENV)
+    if root and (path == root or path.startswith(root.rstrip(os.sep) + os.sep)):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+
+
 def _write_local(path: str, data: bytes) -> None:
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
@@ -293,6 +311,7 @@ def _write_local(path: str, data: bytes) -> None:
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
     try:
         with os.fdopen(fd, "wb") as f:
+            _simulated_full_disk(path)
             f.write(data)
         os.replace(tmp, path)
     except BaseException:
@@ -388,20 +407,39 @@ def is_within(uri: str, root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
+_s3_clients: dict[str | None, object] = {}
+
+
+def _s3_client(endpoint: str | None) -> object:
+    """One boto3 S3 client per endpoint and process (clients are thread-safe; making one is not cheap,
+    and a sweep's workers write every shard file through `write_new`)."""
+    with _cache_lock:
+        client = _s3_clients.get(endpoint)
+        if client is None:
+            import boto3
+
+            client = _s3_clients[endpoint] = boto3.client("s3", endpoint_url=endpoint)
+        return client
+
+
 def write_new(uri: str, data: bytes, endpoint_override: str | None = None) -> bool:
     """Create a file that must not exist yet; False (nothing written) when it already does.
 
-    Why: records that two processes may write at once (review decisions, attempt files) must
-    never overwrite each other. Local: ``O_CREAT | O_EXCL`` on a temporary file, then a hard link
-    to the final name, which fails if the name exists (readers never see a partial file). S3: a
-    conditional PUT (``If-None-Match: *``), which the store refuses with 412 when the key exists.
+    Why: files that two processes, or a later command, may write under the same name (review
+    decisions, attempt records, lock leases, every table file of a run) must never overwrite each
+    other. Local: ``O_CREAT | O_EXCL`` on a temporary file, then a hard link to the final name,
+    which fails if the name exists (readers never see a partial file; a failed write leaves no
+    file under the final name). S3: a conditional PUT (``If-None-Match: *``), which the store
+    refuses with 412 when the key exists.
+
+    Raises StorageError naming the file and the reason (a full disk, an unwritable folder, an
+    unreachable endpoint).
     """
     if is_s3(uri):
-        import boto3
         from botocore.exceptions import BotoCoreError, ClientError
 
         bucket, _, key = uri[len(S3_PREFIX) :].partition("/")
-        client = boto3.client("s3", endpoint_url=s3_endpoint(endpoint_override))
+        client: Any = _s3_client(s3_endpoint(endpoint_override))
         try:
             client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
         except ClientError as exc:
@@ -419,6 +457,7 @@ def write_new(uri: str, data: bytes, endpoint_override: str | None = None) -> bo
         os.makedirs(folder, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
         with os.fdopen(fd, "wb") as f:
+            _simulated_full_disk(path)
             f.write(data)
         try:
             os.link(tmp, path)

@@ -3,14 +3,24 @@
 Layout of one run (local folder or s3://):
 
     <output>/<run_id>/run.json                 what produced the run (no secrets)
-    <output>/<run_id>/<table>/part-<shard>.parquet   table in submissions|verdicts|flags|calls|rejected
+    <output>/<run_id>/<table>/part-<shard>-a<attempt>.parquet   table in submissions|verdicts|flags|calls
+    <output>/<run_id>/calls/preflight-<attempt>.parquet         each attempt's preflight calls
+    <output>/<run_id>/rejected/rejections-<attempt>.parquet     the inputs refused (the latest finished attempt's)
+    <output>/<run_id>/_attempts/attempt-<n>.json                each attempt, claimed when it starts
+    <output>/<run_id>/_lock/lock-<n>.json                       who writes into the run (`jobs.run_lock`)
     <output>/<run_id>/_SUCCESS.json            written last by a finished sweep
 
-Why this shape: shard names are deterministic (the shard's index in the submission stream plus a
-hash of the submission ids in it), each file is written whole (local: temp file + rename; S3: a
-single PUT), so a retried or resumed shard overwrites instead of duplicating, and a reader never
-sees half a shard. `submissions` is written last for a shard: a submission counts as done only
-once all its rows are stored.
+Why this shape: no file of a run is ever overwritten by a later command. Every table file is
+created, never replaced (`fs.write_new`: ``O_EXCL`` + link locally, ``If-None-Match: *`` on S3),
+under a name that holds the attempt which wrote it, so a resumed, retried or concurrent writer adds
+a file beside an earlier one instead of replacing it (replacing lost paid calls). Each file is
+written whole (a reader never sees half a shard). Within a shard `submissions` is written last: a
+submission counts as done only once all its rows are stored; an older grading's rows stay, and
+readers take each submission's latest grading (`ResumeIndex`, `evalcore.results.reduce`). Shard
+names are still deterministic (the shard's index in the submission stream plus a hash of the
+submission ids in it), so a resumed run cuts the same shards. The files rewritten whole are the
+derived ones only: `_SUCCESS.json` (a copy of the latest finished attempt's record) and what
+`tribunal reduce` computes from the tables.
 """
 
 from __future__ import annotations
@@ -104,36 +114,99 @@ def rows_to_table(table: str, rows: Sequence[Row]) -> pa.Table:
     return pa.Table.from_pylist(clean, schema=schema)
 
 
-def shard_name(index: int, submission_ids: Iterable[str]) -> str:
-    """Deterministic shard name: stream position plus a hash of exactly which submissions it holds."""
+def shard_name(index: int, submission_ids: Iterable[str], attempt: int | None = None) -> str:
+    """Deterministic shard name: stream position plus a hash of exactly which submissions it holds,
+    and the attempt that grades it (`-a0002`): a resumed shard is written beside the earlier one."""
     h = hashlib.sha256("\n".join(sorted(submission_ids)).encode()).hexdigest()[:12]
-    return f"part-{index:06d}-{h}"
+    name = f"part-{index:06d}-{h}"
+    return name if attempt is None else f"{name}-a{attempt:04d}"
+
+
+def table_file(run_uri: str, table: str, name: str) -> str:
+    """The URI of one file of a table."""
+    return fs.join(run_uri, table, f"{name}.parquet")
+
+
+def _parquet(table: str, rows: Sequence[Row]) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(rows_to_table(table, rows), buf, compression="zstd")
+    return buf.getvalue()
 
 
 def write_table_file(run_uri: str, table: str, name: str, rows: Sequence[Row]) -> None:
-    """Write one file of a table whole (even with no rows: it then replaces an older version)."""
-    buf = io.BytesIO()
-    pq.write_table(rows_to_table(table, rows), buf, compression="zstd")
-    fs.write_bytes_atomic(fs.join(run_uri, table, f"{name}.parquet"), buf.getvalue())
+    """Create one file of a table, whole (even with no rows); never replace one.
+
+    An existing file under the name was written by another attempt or writer: it is reported
+    (StorageError naming it), not overwritten, since it may hold paid calls.
+    """
+    uri = table_file(run_uri, table, name)
+    if not fs.write_new(uri, _parquet(table, rows)):
+        raise StorageError(f"{uri}: already exists (written by an earlier attempt or another command); "
+                           "refusing to overwrite it")
+
+
+MAX_SHARD_COPIES: Final = 100
+"""How many executions of one shard within one attempt may store their rows (Ray re-runs a task
+whose worker died, possibly after it wrote some of its files)."""
 
 
 def write_shard(run_uri: str, name: str, tables: Mapping[str, Sequence[Row]]) -> dict[str, int]:
-    """Write one shard of every table, `submissions` last; returns rows written per table."""
-    written: dict[str, int] = {}
-    for table in WRITE_ORDER:
-        rows = tables.get(table, [])
-        if rows:
-            write_table_file(run_uri, table, name, rows)
-            written[table] = len(rows)
-    return written
+    """Write one shard of every table, `submissions` last; returns rows written per table.
+
+    Every table's file of the shard has the same name (the review queue reads a grading's rows
+    from it). When a file of that name already exists (an earlier execution of the shard in this
+    attempt wrote it before its worker died; its calls were paid), this execution's files take the
+    next free name, `<name>-r1`, `-r2`, ...: both copies' rows are kept, none is overwritten.
+    """
+    present = [t for t in WRITE_ORDER if tables.get(t)]
+    for copy in range(MAX_SHARD_COPIES):
+        candidate = name if copy == 0 else f"{name}-r{copy}"
+        if any(fs.exists(table_file(run_uri, t, candidate)) for t in present):
+            continue
+        written: dict[str, int] = {}
+        for table in present:
+            write_table_file(run_uri, table, candidate, tables[table])
+            written[table] = len(tables[table])
+        return written
+    raise StorageError(f"{table_file(run_uri, present[0], name)}: {MAX_SHARD_COPIES} copies of this shard exist; "
+                       "refusing to write another")
+
+
+REJECTIONS = "rejections"
+"""The `rejected` table's files: `rejections-<attempt>.parquet`, one per attempt that finished
+(it lists every input refused by that attempt's whole read); readers take the latest only."""
+
+
+def rejections_name(attempt: int) -> str:
+    """The name of an attempt's file of the `rejected` table."""
+    return f"{REJECTIONS}-{attempt:04d}"
+
+
+_REJECTIONS_FILE = re.compile(rf"{REJECTIONS}(?:-(\d+))?\.parquet")
+
+
+def table_files(run_uri: str, table: str, endpoint_override: str | None = None) -> list[str]:
+    """The files of a table a reader takes, sorted (hidden ones are not data).
+
+    Every file, except that of the sweep's `rejected` files (`rejections-<n>`, or a run's older
+    single `rejections`) only the latest attempt's counts: a fixed input's rejection disappears,
+    and one is never counted twice.
+    """
+    files = [
+        f for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet", endpoint_override=endpoint_override)
+        if not fs.is_hidden(fs.basename(f), "run")
+    ]
+    if table != "rejected":
+        return files
+    by_attempt = {f: int(m.group(1) or 0) for f in files if (m := _REJECTIONS_FILE.fullmatch(fs.basename(f)))}
+    latest = [max(by_attempt, key=by_attempt.__getitem__)] if by_attempt else []
+    return sorted([f for f in files if f not in by_attempt] + latest)
 
 
 def read_table(run_uri: str, table: str, columns: list[str] | None = None) -> pa.Table:
     """All shards of one table of a run (empty table with the schema when none exist)."""
     schema = arrow_schema(table)
-    files = [
-        f for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet") if not fs.is_hidden(fs.basename(f), "run")
-    ]
+    files = table_files(run_uri, table)
     if not files:
         empty = schema.empty_table()
         return empty.select(columns) if columns else empty
@@ -215,6 +288,10 @@ class RunRecord(_Record):
     def write(self, run_uri: str) -> None:
         """Write `<run_uri>/run.json` whole."""
         fs.write_bytes_atomic(fs.join(run_uri, RUN_RECORD), self.model_dump_json(indent=2).encode())
+
+    def create(self, run_uri: str) -> bool:
+        """Create `<run_uri>/run.json`, never replacing one; False when the run already has a record."""
+        return fs.write_new(fs.join(run_uri, RUN_RECORD), self.model_dump_json(indent=2).encode())
 
     @classmethod
     def read(cls, run_uri: str, endpoint_override: str | None = None) -> RunRecord:

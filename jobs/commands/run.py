@@ -12,7 +12,7 @@ from evalcore.benchmark.validate import render
 from evalcore.benchmark.validate import validate as run_validation
 from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.emulation import EmulationOptions
-from evalcore.errors import TribunalError
+from evalcore.errors import StorageError, TribunalError
 from evalcore.grading.scoring import AuditMode
 from evalcore.tables import TableFormat
 from jobs.commands.common import (
@@ -213,6 +213,11 @@ def sweep(
     batch_delay: BatchDelayOpt = EMULATION_DEFAULTS.batch_delay_s,
     batch_errors: BatchErrorsOpt = EMULATION_DEFAULTS.batch_errors,
     emulator_config: EmulatorConfigOpt = None,
+    take_over_lock: Annotated[
+        bool, typer.Option("--take-over-lock", help="Take the run over from a command that holds its lock and is "
+                           "gone: allowed once that command's lease expired (a holder on this host whose process "
+                           "ended is taken over without it). A running holder is never taken over.")
+    ] = False,
 ) -> None:
     """Grade every submission of a benchmark on Ray and write the run's tables.
 
@@ -222,11 +227,14 @@ def sweep(
     the shards in flight; a second Ctrl-C cancels them (their submissions are graded by the next
     run). A missing API key is reported before anything starts. `--max-cost USD` stops cleanly
     before a call could make this command spend more (progress shows spent vs the estimate).
+    One sweep writes into a run at a time: a second one on the same run exits 1 naming the holder
+    (its pid, host, command and since when) and when `--take-over-lock` becomes possible.
 
-    Exit codes: 0 done; 1 bad input or configuration; 2 usage error; 3 incomplete submissions,
-    failed shards or the cost cap (run again to continue with exactly what is left); 4 inputs left
-    out (rejected submissions, or tasks dropped from the benchmark; the rest was graded);
-    130 interrupted.
+    Exit codes: 0 done; 1 bad input or configuration, or the run is locked by another command;
+    2 usage error; 3 incomplete submissions, failed shards, the cost cap or a storage failure (a
+    full disk: the file and the cause are named; run again to continue with exactly what is left);
+    4 inputs left out (rejected submissions, or tasks dropped from the benchmark; the rest was
+    graded); 130 interrupted.
 
     `--vendors emulated` takes the options of `tribunal emulate` (latency, limits enforced in each
     vendor's own bucket, faults, batch timing, personas); a run against emulators, this way or with
@@ -243,7 +251,7 @@ def sweep(
         benchmark=benchmark, submissions=submissions, output=output, vendors=vendors, address=address,
         run_id=run_id, reuse=list(reuse or []), config=config, shard_size=shard_size, max_in_flight=max_in_flight,
         progress=progress, reduce_after=reduce_after, personas=personas, max_cost=max_cost, batch=batch,
-        detach=detach, endpoint_url=endpoint_url,
+        detach=detach, endpoint_url=endpoint_url, take_over_lock=take_over_lock,
         emulation=emulation_options(rpm=rpm, tpm=tpm, latency=latency, faults=faults, seed=seed,
                                     batch_delay=batch_delay, batch_errors=batch_errors,
                                     emulator_config=emulator_config),
@@ -274,6 +282,8 @@ class SweepCommand:
     """`--vendors emulated` only: how the emulators behave (the options `tribunal emulate` shares)."""
     endpoint_url: str | None = None
     """`--endpoint-url` (already applied by `sweep`; kept to spell the command out again: `again_command`)."""
+    take_over_lock: bool = False
+    """`--take-over-lock`: take the run's lock from a holder whose lease expired (`jobs.run_lock`)."""
 
 
 def run_sweep_command(cmd: SweepCommand) -> None:
@@ -281,6 +291,7 @@ def run_sweep_command(cmd: SweepCommand) -> None:
     from evalcore.config.load import load_config
     from jobs.batch import with_batch
     from jobs.modes import load_personas, recorded_mode, vendor_mode
+    from jobs.run_identity import RunStorageFailed
     from jobs.sweep import SweepOptions, run_sweep
 
     console = Console(stderr=True)
@@ -301,7 +312,10 @@ def run_sweep_command(cmd: SweepCommand) -> None:
                 shard_size=cmd.shard_size, max_in_flight=cmd.max_in_flight, progress=cmd.progress,
                 max_cost_usd=cmd.max_cost, detach=cmd.detach,
             )
-            summary = run_sweep(opts, console)
+            summary = run_sweep(opts, console, take_over_lock=cmd.take_over_lock)
+    except RunStorageFailed as exc:  # the run holds what was stored, whole: resumable
+        print_error(exc, console)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
     except TribunalError as exc:
         print_error(exc, console)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -315,7 +329,11 @@ def run_sweep_command(cmd: SweepCommand) -> None:
         print_detached(summary, cmd, console)
         raise typer.Exit(EXIT_INCOMPLETE)
     if cmd.reduce_after and not summary.interrupted:
-        _reduce_and_show(summary.run_uri)
+        try:
+            _reduce_and_show(summary.run_uri)
+        except TribunalError as exc:  # the tables are whole: `tribunal reduce` once the cause is fixed
+            print_error(exc, console)
+            raise typer.Exit(EXIT_INCOMPLETE if isinstance(exc, StorageError) else EXIT_BAD_INPUT) from exc
     code = sweep_exit_code(summary)
     if code == EXIT_LEFT_OUT:
         print_error(f"{summary.rejected} input(s) left out (see above and the run's rejected/ table); "

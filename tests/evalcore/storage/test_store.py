@@ -53,17 +53,52 @@ def test_shard_name_is_deterministic_and_order_independent() -> None:
     assert shard_name(3, ["a"]).startswith("part-000003-")
 
 
-def test_rewriting_a_shard_overwrites_instead_of_duplicating(tmp_path) -> None:
+def test_writing_a_shard_again_never_overwrites_it_the_second_copy_takes_the_next_free_name(tmp_path) -> None:
     run = str(tmp_path / "run")
     rows = {"submissions": [_sub("s::a/t", "complete", 1.0)], "calls": [_call("h1")]}
+    first = (tmp_path / "run" / "calls" / "part-000000-x.parquet")
     write_shard(run, "part-000000-x", rows)
-    write_shard(run, "part-000000-x", rows)
-    assert read_table(run, "submissions").num_rows == 1
-    assert read_table(run, "calls").num_rows == 1
-    # no temp files left behind, and the file is a normal parquet file with our schema
+    before = (first.stat().st_ino, first.read_bytes())
+    write_shard(run, "part-000000-x", rows)  # a shard re-run whose first execution had stored its rows
+    assert (first.stat().st_ino, first.read_bytes()) == before
+    # both executions' rows are kept (the calls were paid twice); readers take the latest grading
+    assert read_table(run, "calls").num_rows == 2
+    # no temp files left behind; every table of one execution under one name; normal parquet files
     files = sorted(p.name for p in (tmp_path / "run" / "submissions").iterdir())
-    assert files == ["part-000000-x.parquet"]
+    assert files == ["part-000000-x-r1.parquet", "part-000000-x.parquet"]
+    assert sorted(p.name for p in (tmp_path / "run" / "calls").iterdir()) == files
     assert pq.read_schema(tmp_path / "run" / "submissions" / files[0]).field("status").type == "string"
+
+
+def test_a_table_file_that_exists_is_reported_not_overwritten(tmp_path) -> None:
+    from evalcore.errors import StorageError
+    from evalcore.storage.store import write_table_file
+
+    run = str(tmp_path / "run")
+    write_table_file(run, "calls", "preflight-0001", [_call("h1")])
+    path = tmp_path / "run" / "calls" / "preflight-0001.parquet"
+    before = path.read_bytes()
+    with pytest.raises(StorageError, match=r"preflight-0001\.parquet: already exists .* refusing to overwrite it"):
+        write_table_file(run, "calls", "preflight-0001", [])
+    assert path.read_bytes() == before
+
+
+def test_shard_names_hold_the_attempt_so_a_resumed_shard_is_written_beside_the_earlier_one() -> None:
+    assert shard_name(3, ["a"], 2) == shard_name(3, ["a"]) + "-a0002"
+    assert shard_name(3, ["a"], 2) != shard_name(3, ["a"], 3)
+
+
+def test_the_rejected_table_is_the_latest_finished_attempts_file_only(tmp_path) -> None:
+    from evalcore.storage.store import rejections_name, write_table_file
+
+    run = str(tmp_path / "run")
+    bad = {"file": "x/memo.md", "reason": "unknown task id", "system": "s", "task_id": "a/t"}
+    write_table_file(run, "rejected", rejections_name(1), [bad, {**bad, "file": "y/memo.md"}])
+    assert read_table(run, "rejected").num_rows == 2
+    write_table_file(run, "rejected", rejections_name(3), [bad])  # attempt 2 was interrupted: no file
+    assert read_table(run, "rejected").column("file").to_pylist() == ["x/memo.md"]
+    write_table_file(run, "rejected", rejections_name(10), [])  # fixed: the rejections are gone
+    assert read_table(run, "rejected").num_rows == 0
 
 
 def test_missing_table_reads_as_empty_with_schema(tmp_path) -> None:
