@@ -32,6 +32,7 @@ _FILE_PREFIX = "file://"
 
 _cache_lock = threading.Lock()
 _fs_cache: dict[tuple[str, ...], pafs.FileSystem] = {}
+_s3_clients: dict[str | None, object] = {}
 
 
 def is_s3(uri: str) -> bool:
@@ -86,9 +87,10 @@ _LOCAL = pafs.LocalFileSystem()
 
 
 def clear_cache() -> None:
-    """Forget cached S3 filesystems (e.g. after credentials or the endpoint changed)."""
+    """Forget cached S3 filesystems and clients (e.g. after credentials or the endpoint changed)."""
     with _cache_lock:
         _fs_cache.clear()
+        _s3_clients.clear()
 
 
 def resolve(uri: str, endpoint_override: str | None = None) -> tuple[pafs.FileSystem, str]:
@@ -405,9 +407,6 @@ def is_within(uri: str, root: str) -> bool:
         return is_s3(uri) and is_s3(root) and uri.startswith(root.rstrip("/") + "/")
     real, real_root = os.path.realpath(path), os.path.realpath(root_path)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
-
-
-_s3_clients: dict[str | None, object] = {}
 
 
 def _s3_client(endpoint: str | None) -> object:
