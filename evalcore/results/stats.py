@@ -119,6 +119,16 @@ def resample_counts(rng: np.random.Generator, n: int, n_resamples: int) -> npt.N
     return out
 
 
+def _percentile_bounds(boot: npt.NDArray[np.float64], alpha: float) -> tuple[float, float]:
+    """The alpha and 1-alpha percentiles of the bootstrap values, ordered and within their range.
+
+    Interpolating between two equal values can round one ulp outside them (a one-task sample of
+    2.06e-25 gave low > high, CI 2026-12-01); a percentile never leaves the sample's range.
+    """
+    lo, hi = np.clip(sps.quantile(boot, [alpha, 1.0 - alpha]), boot.min(), boot.max())
+    return float(min(lo, hi)), float(max(lo, hi))
+
+
 def bootstrap_ratio(
     numerators: npt.ArrayLike,
     denominators: npt.ArrayLike | None,
@@ -157,8 +167,8 @@ def bootstrap_ratio(
         if not np.isfinite(point[j]) or col.size == 0:
             out.append(Interval(value=None, n=n))
             continue
-        lo, hi = sps.quantile(col, [alpha, 1.0 - alpha])
-        out.append(Interval(value=float(point[j]), low=float(lo), high=float(hi), n=n))
+        lo, hi = _percentile_bounds(col, alpha)
+        out.append(Interval(value=float(point[j]), low=lo, high=hi, n=n))
     return out
 
 
@@ -201,9 +211,8 @@ def bootstrap_statistic(
     boot = boot[np.isfinite(boot)]
     if boot.size == 0:
         return Interval(value=point, n=n)
-    alpha = (1.0 - confidence) / 2.0
-    lo, hi = sps.quantile(boot, [alpha, 1.0 - alpha])
-    return Interval(value=point, low=float(lo), high=float(hi), n=n)
+    lo, hi = _percentile_bounds(boot, (1.0 - confidence) / 2.0)
+    return Interval(value=point, low=lo, high=hi, n=n)
 
 
 def kappa_from_cells(cells: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
