@@ -16,8 +16,12 @@ venv: $(BIN)/tribunal
 demo: venv
 	$(BIN)/tribunal demo
 
+# Parallel workers (pytest-xdist), each taking whole test modules, the ones that run Ray first
+# (tests/conftest.py); --durations lists the slowest tests of every run.
+TEST_WORKERS ?= 2
+
 test: venv
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The quality gates CI runs before the tests: style, types (strict flags in pyproject.toml) and
 # the dependency contracts ([tool.importlinter] in pyproject.toml).

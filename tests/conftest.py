@@ -42,30 +42,29 @@ def _patient_ray_env() -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------------------------
-# Parallel workers (`make test` runs pytest-xdist with --dist loadgroup)
+# Parallel workers (`make test`: pytest-xdist, `-n 2 --dist loadfile --no-loadscope-reorder`)
 # --------------------------------------------------------------------------------------------
 
-RAY_GROUP = "ray-session"
-"""The xdist group of every module with a test on the session's local Ray (`ray_local`)."""
 
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Which tests share a worker (a serial run only gets the marks, which do nothing there).
+    """In an xdist worker, the modules that run Ray first: xdist hands out whole modules in this
+    order, and the Ray modules are the long ones (one started last would be the run's tail).
 
-    * Every module with a test using `ray_local` goes to one group: one worker starts one local
-      Ray and runs them all (a second Ray on two cores would only halve both), and it runs them
-      first: the longest group, started last, would be the tail of the run.
-    * Every other module is a group of its own, so a module-scoped fixture (a synthetic
-      benchmark, a multi-node cluster run) is built once, on one worker.
+    Each worker that runs a test on the session's Ray starts its own (`ray_local` is per process);
+    a module stays on one worker, so its module-scoped fixtures are built once. A serial run keeps
+    pytest's order.
     """
-    ray_modules = {item.nodeid.split("::")[0] for item in items if "ray_local" in getattr(item, "fixturenames", ())}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            module = item.nodeid.split("::")[0]
-            item.add_marker(pytest.mark.xdist_group(RAY_GROUP if module in ray_modules else module))
-    if hasattr(config, "workerinput"):  # an xdist worker: the group order is the schedule's order
-        items.sort(key=lambda item: item.nodeid.split("::")[0] not in ray_modules)  # stable
+    if not hasattr(config, "workerinput"):
+        return
+
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
+    ray_modules = {
+        module(item) for item in items
+        if "ray_local" in getattr(item, "fixturenames", ()) or item.get_closest_marker("ray") is not None
+    }
+    items.sort(key=lambda item: module(item) not in ray_modules)  # stable: pytest's order otherwise
 
 
 # --------------------------------------------------------------------------------------------

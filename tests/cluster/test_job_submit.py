@@ -39,6 +39,8 @@ import pytest
 
 from tests.ray_start import PATIENT_ENV, STARTUP_DEADLINE_S
 
+pytestmark = pytest.mark.ray
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SAMPLE = ROOT / "examples" / "sample"
