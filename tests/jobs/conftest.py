@@ -56,3 +56,26 @@ def emulated_config(endpoints: dict[str, str]) -> TribunalConfig:
     from evalcore.emulators.serve import point_at_emulators
 
     return point_at_emulators(load_config(vendors="real"), endpoints)
+
+
+SMALL_TASKS = ("commercial-contracts/msa-renewal", "corporate-ma/change-of-control-consents")
+SMALL_SUBMISSIONS = 8
+"""The small sample: two of the sample's tasks (with documents of every kind, scans included) and
+the four systems' submissions of them. For the tests of a sweep's mechanics (a kill, a Ctrl-C, a
+lock, a full disk, a batch) the number of submissions changes nothing they check, and every
+submission costs ~39 calls through the SDKs: the whole sample's 32 made these tests most of the
+suite's time."""
+
+
+@pytest.fixture(scope="session")
+def small_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sample cut to `SMALL_TASKS`: `<root>/tasks/...` and `<root>/submissions/...`
+    (the same layout, so `tribunal sweep ROOT -s ROOT/submissions` works as on the sample)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("small-sample")
+    for task in SMALL_TASKS:
+        shutil.copytree(SAMPLE / "tasks" / task, root / "tasks" / task)
+        for system in sorted(p.name for p in (SAMPLE / "submissions").iterdir() if p.is_dir()):
+            shutil.copytree(SAMPLE / "submissions" / system / task, root / "submissions" / system / task)
+    return root
