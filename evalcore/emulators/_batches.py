@@ -6,6 +6,13 @@ and results are rendered. When a batch ends, which of its requests succeed, erro
 what each success answers, are decided here, by the same engine (and so the same responder and
 usage) that answers online calls: batch and online modes can be compared answer for answer.
 
+OpenAI's batch queue limit (`BatchSettings.max_enqueued_tokens`): the input tokens of a model's
+batches that have not ended are counted when a batch is created (`queue_refusal`); one that would
+go over the limit is kept, ended and refused (`EmulatedBatch.refused`), nothing in it processed,
+and the front end renders it as OpenAI does (status failed, `token_limit_exceeded`). The store
+records the most it ever held per model (`max_enqueued`) and every refusal, so a test asserts from
+the emulator's own record that a client never had more enqueued than the limit.
+
 Time is the store's clock: wall time plus an offset a test moves with `advance`, so completion
 delays, expiry and retention (OpenAI file expiry, Anthropic's archiving of old batches) are tested
 without sleeping; it is the emulator's one clock. Tests in another thread can wait on `wait_for`
@@ -60,6 +67,9 @@ class EmulatedBatch:
     expired: bool = False
     polls: int = 0
     archived_at: float | None = None  # wall clock; set when the vendor deleted its results
+    model: str = ""  # the model of its requests (OpenAI: one per input file)
+    input_tokens: int = 0  # what it counts against its model's batch queue limit while it runs
+    refused: str | None = None  # why the vendor refused it whole (its queue limit): nothing processed
 
     @property
     def expires_at(self) -> float:
@@ -81,7 +91,10 @@ class BatchStore:
         self.script: deque[BatchOutcome] = deque(settings.script)
         self.offset_s = 0.0
         self.submitted: Counter[str] = Counter()  # custom_id -> times submitted in any batch
+        self.billed: Counter[str] = Counter()  # custom_id -> times answered (succeeded: what is billed)
         self.creates = 0
+        self.max_enqueued: Counter[str] = Counter()  # model -> most input tokens ever enqueued at once
+        self.refusals: list[str] = []  # ids of the batches refused at the queue limit, in order
         self.changed = threading.Condition()
         self._rng = random.Random(f"{engine.config.seed}:batch")
 
@@ -113,9 +126,18 @@ class BatchStore:
         return expected is None or presented_key == expected.get_secret_value()
 
     def create(
-        self, prefix: str, endpoint: str, items: list[BatchItem], metadata: dict[str, str] | None = None
+        self,
+        prefix: str,
+        endpoint: str,
+        items: list[BatchItem],
+        metadata: dict[str, str] | None = None,
+        *,
+        model: str = "",
+        input_tokens: int = 0,
+        refused: str | None = None,
     ) -> EmulatedBatch:
-        """A new batch holding `items` (in progress until it ends)."""
+        """A new batch holding `items` (in progress until it ends); with `refused`, one the vendor
+        accepted and refused at once (its queue limit: `queue_refusal`), nothing in it processed."""
         batch = EmulatedBatch(
             id=prefix + secrets.token_hex(12),
             endpoint=endpoint,
@@ -123,11 +145,40 @@ class BatchStore:
             created_clock=self.now(),
             window_s=self.settings.window_s,
             metadata=dict(metadata or {}),
+            model=model,
+            input_tokens=input_tokens,
         )
         self.batches[batch.id] = batch
         self.creates += 1
+        if refused is not None:
+            batch.refused, batch.state, batch.ended_at = refused, "ended", time.time()
+            self.refusals.append(batch.id)
         self.add(batch, items)
+        if refused is None and model:
+            self.max_enqueued[model] = max(self.max_enqueued[model], self.enqueued_tokens(model))
         return batch
+
+    # -- OpenAI's batch queue limit ---------------------------------------------------------------
+
+    def enqueued_tokens(self, model: str) -> int:
+        """Input tokens of `model`'s batches that have not ended (a refused one never counts)."""
+        return sum(b.input_tokens for b in self.batches.values()
+                   if b.model == model and b.state != "ended" and b.refused is None)
+
+    async def queue_refusal(self, model: str, tokens: int) -> str | None:
+        """OpenAI's message refusing a new batch of `tokens` input tokens of `model`, or None if
+        its batch queue has room. Batches due by the clock are ended first (the vendor's end on
+        their own; the emulator's at their next look): the caller creates the batch right after,
+        with no await in between, so no other create slips between the count and the batch."""
+        limit = self.settings.enqueued_token_limit(model)
+        if limit is None:
+            return None
+        for batch in [b for b in self.batches.values() if b.model == model and b.state != "ended"]:
+            await self.refresh(batch, poll=False)
+        if self.enqueued_tokens(model) + tokens <= limit:
+            return None
+        return (f"Enqueued token limit reached for {model} in organization org-emulated. Limit: {limit:,} "
+                "enqueued tokens. Please try again once some in_progress batches have been completed.")
 
     def add(self, batch: EmulatedBatch, items: list[BatchItem]) -> None:
         """Append requests to a batch (xAI batches are filled after creation)."""
@@ -199,6 +250,7 @@ class BatchStore:
                     item.outcome, item.error = "errored", d.message
                 else:
                     item.outcome, item.decision = "succeeded", d
+                    self.billed[item.custom_id] += 1
             else:
                 item.outcome = outcome
                 item.error = {

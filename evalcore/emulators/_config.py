@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, model_validator
 from pydantic.dataclasses import dataclass
 
 from evalcore.config.models import Price
@@ -208,6 +208,22 @@ class BatchSettings(BaseModel):
         description="Anthropic archives a message batch this long after its creation: its results "
         "are deleted (29 days, as the vendor documents).",
     )
+    max_enqueued_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="OpenAI only: the most input tokens (the emulator's count) of the batches of one model "
+        "that have not ended, OpenAI's batch queue limit. A batch that would go over it is accepted "
+        "(status validating) and then fails: status failed, errors.data[0].code token_limit_exceeded, "
+        "nothing processed or billed. None: no limit. Anthropic documents its batch queue limit in requests "
+        "and xAI none, so their emulators enforce none.",
+    )
+    max_enqueued_tokens_by_model: dict[str, PositiveInt] = Field(
+        default_factory=dict, description="Per model, instead of max_enqueued_tokens (OpenAI only)."
+    )
+
+    def enqueued_token_limit(self, model: str) -> int | None:
+        """The batch queue limit of `model` (None: unlimited)."""
+        return self.max_enqueued_tokens_by_model.get(model, self.max_enqueued_tokens)
 
 
 class EmulatorConfig(BaseModel):

@@ -12,6 +12,12 @@ deleted, one with `store: false` cannot (404); a chat completion only with `stor
 are listed and deleted, and expire by the emulator's clock (`expires_after` on upload, 30 days by
 default for `purpose=batch`, a batch's `output_expires_after` for its output and error files);
 a batch itself cannot be deleted, as at the vendor.
+
+The batch queue limit (`BatchSettings.max_enqueued_tokens`, per model) is enforced as OpenAI does:
+`batches.create` accepts a batch that would take the model's enqueued input tokens over the limit
+(status `validating`), and the batch then reads `failed` with
+`errors.data[0].code == "token_limit_exceeded"`, no output or error file and no request processed
+(so nothing billed); the real SDK parses it as it parses the vendor's.
 """
 
 from __future__ import annotations
@@ -469,7 +475,11 @@ class OpenAIEmulator(HttpEmulator):
                               "invalid_request_error", None, {})
             items.append(BatchItem(str(entry["custom_id"]), parse(inner, headers), inner))
         metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
-        batch = self.batches.create("batch_", str(endpoint), items, metadata)
+        model = items[0].request.model if items else ""  # one model per input file
+        tokens = sum(self.engine.tokens(item.request.system + item.request.user) for item in items)
+        refused = await self.batches.queue_refusal(model, tokens)  # created right after: no await between
+        batch = self.batches.create("batch_", str(endpoint), items, metadata, model=model, input_tokens=tokens,
+                                    refused=refused)
         batch.metadata["input_file_id"] = str(body["input_file_id"])
         if output_expiry is not None:
             self._output_expiry[batch.id] = output_expiry
@@ -477,7 +487,7 @@ class OpenAIEmulator(HttpEmulator):
         for item in items:
             self.log.add(item.request.api, retention_settings(item.request.api, item.body), item.body,
                          model=item.request.model, batch_id=batch.id, custom_id=item.custom_id)
-        return web.json_response(self._render_batch(batch))
+        return web.json_response(self._render_batch(batch, created=True))
 
     async def _batch_list(self, request: web.Request) -> web.StreamResponse:
         """Newest first, one page (the emulator never holds more batches than a test makes)."""
@@ -544,7 +554,11 @@ class OpenAIEmulator(HttpEmulator):
         batch.metadata["output_file_id"], batch.metadata["error_file_id"] = ids
         return ids[0] or None, ids[1] or None
 
-    def _render_batch(self, batch: EmulatedBatch) -> dict[str, Any]:
+    def _render_batch(self, batch: EmulatedBatch, *, created: bool = False) -> dict[str, Any]:
+        """The batch as OpenAI shows it; a refused one (its queue limit) reads `validating` in the
+        create call's answer and `failed` with `token_limit_exceeded` from then on."""
+        if batch.refused is not None:
+            return self._render_refused(batch, created)
         counts = batch.counts()
         ended = batch.state == "ended"
         status = "in_progress"
@@ -560,6 +574,7 @@ class OpenAIEmulator(HttpEmulator):
             "id": batch.id,
             "object": "batch",
             "endpoint": batch.endpoint,
+            "model": batch.model or None,
             "errors": None,
             "input_file_id": batch.metadata.get("input_file_id", ""),
             "completion_window": "24h",
@@ -580,6 +595,36 @@ class OpenAIEmulator(HttpEmulator):
                 "completed": counts["succeeded"],
                 "failed": len(batch.items) - counts["succeeded"] - counts["processing"],
             },
+            "metadata": meta or None,
+        }
+
+    @staticmethod
+    def _render_refused(batch: EmulatedBatch, created: bool) -> dict[str, Any]:
+        meta = {k: v for k, v in batch.metadata.items() if k != "input_file_id"}
+        at = int(batch.ended_at or batch.created_at)
+        errors = None if created else {"object": "list", "data": [
+            {"code": "token_limit_exceeded", "message": batch.refused, "param": None, "line": None}]}
+        return {
+            "id": batch.id,
+            "object": "batch",
+            "endpoint": batch.endpoint,
+            "model": batch.model or None,
+            "errors": errors,
+            "input_file_id": batch.metadata.get("input_file_id", ""),
+            "completion_window": "24h",
+            "status": "validating" if created else "failed",
+            "output_file_id": None,
+            "error_file_id": None,
+            "created_at": int(batch.created_at),
+            "in_progress_at": None,
+            "expires_at": int(batch.expires_at),
+            "finalizing_at": None,
+            "completed_at": None,
+            "failed_at": None if created else at,
+            "expired_at": None,
+            "cancelling_at": None,
+            "cancelled_at": None,
+            "request_counts": {"total": 0, "completed": 0, "failed": 0},
             "metadata": meta or None,
         }
 
