@@ -120,10 +120,21 @@ class RetryPolicy(_Strict):
 
 
 class BatchLimits(_Strict):
-    """What one batch may hold for this vendor (its batch API's documented caps, or lower)."""
+    """What one batch may hold for this vendor (its batch API's documented caps, or lower), and what
+    its batch queue may keep at the vendor at once (`max_enqueued_tokens`)."""
 
     max_requests: int = Field(default=10_000, gt=0, description="Requests per batch.")
     max_bytes: int = Field(default=100_000_000, gt=0, description="Serialized request bytes per batch.")
+    max_enqueued_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="The most estimated input tokens this entry's batch queue keeps in batches at the vendor "
+        "that have not ended (OpenAI's 'batch queue limit', per model and organisation; no batch holds more): "
+        "the next batch is held until earlier ones end. None: unlimited. Entries of one account on one model "
+        "(the OpenAI judge and auditor) and the vendor actors of one account draw on one vendor limit: give "
+        "each its share. A batch the vendor refuses anyway (token_limit_exceeded) is sent again once there "
+        "is room (evalcore.vendors.batch.queue).",
+    )
 
 
 class VendorConfig(_Strict):

@@ -76,7 +76,13 @@ log = logging.getLogger("evalcore.vendors.batch.journal")
 JOURNAL_DIR = "_batches"
 PURGE_DIR = "_purge"
 
-ItemOutcome = Literal["succeeded", "bad_output", "errored", "expired", "canceled"]
+ItemOutcome = Literal["succeeded", "bad_output", "errored", "expired", "canceled", "refused"]
+"""refused: the vendor refused the whole batch at its batch queue limit (OpenAI token_limit_exceeded):
+the request was not processed nor billed, and is sent again in a later batch."""
+SplitCause = Literal["requests", "bytes", "tokens", "interval", "flush"]
+"""Why the queue sent a batch when it did: the next request would have taken it over a per-batch
+limit (requests, bytes, or the enqueued-token limit: `tokens`), `flush_interval_s` passed since its
+first request (`interval`), or the queue was flushed (`flush`: --detach)."""
 BatchPhase = Literal["submitting", "submitted", "ended", "collected", "abandoned", "lost", "damaged", "replaced"]
 """submitting: written before the submit call (no batch id yet); submitted: the vendor's id is
 known; ended / collected: results ready / read; abandoned: a `submitting` record whose batch the
@@ -147,6 +153,14 @@ class BatchRecord(BaseModel):
         "ends (xAI, Anthropic): nothing is submitted until it is collected and `requests` filled in.",
     )
     note: str = Field(default="", description="What recovery did with this record (shown by `tribunal status`).")
+    input_tokens: int = Field(
+        default=0,
+        description="Estimated input tokens of its requests: what it counts against the vendor entry's "
+        "enqueued-token limit (`BatchLimits.max_enqueued_tokens`) until it ends (0 in records written "
+        "before the limit existed).",
+    )
+    closed_by: SplitCause | None = Field(
+        default=None, description="Why the queue sent it when it did (None in records written before this was kept).")
     confirmed: bool = Field(
         default=True,
         description="False for an unlabelled (Anthropic) batch found at the vendor by when it was created, which "

@@ -9,6 +9,10 @@ What it leaves at OpenAI: the input file (uploaded with `expires_after`), the ba
 counts and our opaque label; OpenAI has no delete for it) and the output and error files (created
 with the batch's `output_expires_after`). The files hold the benchmark's text; `delete` removes
 them once the run's tables are written (`evalcore.vendors.batch.purge`).
+
+A batch over the organisation's batch queue limit (enqueued input tokens per model) is accepted and
+then fails with `token_limit_exceeded`: `BatchStatus.refused` says so, and the queue sends its
+requests again once it has room (`evalcore.vendors.batch.queue`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ from evalcore.vendors.protocol import JudgeRequest
 
 _ENDPOINT: Literal["/v1/responses"] = "/v1/responses"
 _ENDED = {"completed", "expired", "cancelled", "failed"}
+QUEUE_FULL = "token_limit_exceeded"
+"""The error code of a batch OpenAI accepted and then failed because the model's enqueued input
+tokens would have gone over the organisation's batch queue limit."""
 
 
 def _ts(value: Any) -> float | None:
@@ -58,6 +65,16 @@ def _objects(batch: Any) -> list[VendorObject]:
     return out
 
 
+def _queue_full(batch: Any) -> str | None:
+    """`code: message` when OpenAI failed the batch at its batch queue limit, else None."""
+    if batch.status != "failed" or batch.errors is None:
+        return None
+    for error in batch.errors.data or []:
+        if error.code == QUEUE_FULL:
+            return f"{error.code}: {error.message or ''}".strip()
+    return None
+
+
 class OpenAIBatch(OpenAIVendor):
     """The Batch API of an OpenAI vendor entry (same client, key and settings as online)."""
 
@@ -77,6 +94,7 @@ class OpenAIBatch(OpenAIVendor):
             failed=counts.failed if counts else 0,
             expires_at=_ts(batch.expires_at),
             objects=_objects(batch),
+            refused=_queue_full(batch),
         )
 
     async def submit(

@@ -49,6 +49,12 @@ class BatchStatus(BaseModel):
         description="What the batch holds at the vendor now (OpenAI: its input file, the batch, and its "
         "output and error files once they exist; Anthropic, xAI: the batch).",
     )
+    refused: str | None = Field(
+        default=None,
+        description="The vendor refused the whole batch because its batch queue was full (OpenAI: status "
+        "failed, errors code token_limit_exceeded), with its message: nothing in it was processed or "
+        "billed, and the queue sends its requests again once there is room.",
+    )
 
 
 class ListedBatch(BaseModel):

@@ -5,10 +5,21 @@ journal's state machine; split, the phases could disagree about a request's stat
 
 Why a `Vendor`: the methodology (`grade_submission`: Stage A, the audit decision, Stage 1, Stage 2)
 does not change in batch mode. Every submission in flight asks its judges as usual; a
-`BatchingVendor` queues those requests and sends them as one batch when the vendor's batch limits
-(requests, bytes) are reached or `flush_interval_s` after the first one queued. Since Stage A of
-every submission in flight arrives together, then their Stage 1 calls, then their Stage 2 calls,
-each stage is batched across submissions without the panel or the audit knowing.
+`BatchingVendor` queues those requests and sends them as one batch when the next one would take it
+over one of the vendor entry's `batch_limits` (requests, bytes, enqueued tokens: `split_cause`) or
+`flush_interval_s` after the first one queued. Since Stage A of every submission in flight arrives
+together, then their Stage 1 calls, then their Stage 2 calls, each stage is batched across
+submissions without the panel or the audit knowing.
+
+The vendor's batch queue (`BatchLimits.max_enqueued_tokens`; OpenAI limits the input tokens of a
+model's batches that have not ended, per organisation): the estimated input tokens of this queue's
+open batches never exceed the limit. A batch that does not fit is held, in order, until earlier
+ones end (`_admit`); with --detach it is not sent (its requests are pending: the next run sends
+them). A batch the vendor refuses anyway (another process on the same key filled the queue: OpenAI
+accepts it, then fails it with `token_limit_exceeded`) is journalled with its requests `refused`
+(nothing was processed or billed), logged, and its requests are sent again once there is room:
+after one of this queue's batches ends, or, with none open, after a backoff that doubles from
+`poll_interval_s`; a refusal is not an attempt of the request, up to `MAX_REFUSALS`.
 
 Never paying twice:
 * a batch's id and the request hashes in it are written to the journal (`evalcore.vendors.batch.journal`)
@@ -55,20 +66,21 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import math
 import random
 import secrets
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from pydantic import BaseModel
 
-from evalcore.config.models import BatchConfig
+from evalcore.config.models import BatchConfig, BatchLimits
 from evalcore.errors import ErrorKind, TribunalError, VendorError
 from evalcore.vendors.adapters.common import BadOutput, validate_output
-from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, VendorObject
+from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, SplitCause, VendorObject
 from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus, ListedBatch, SubmitOptions
 from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor, complete_each
@@ -82,6 +94,14 @@ CLOCK_SKEW_S = 600.0
 UNNAMED_WINDOW_S = (60.0, 600.0)
 """An unlabelled (Anthropic) batch is a candidate for a damaged record written at t when the vendor
 created it within t - 60 s .. t + 600 s (the record is written just before the submit call)."""
+MAX_REFUSALS = 20
+"""Refusals at the vendor's batch queue limit a request goes through before each further one counts
+as a failed attempt under the retry policy (with the backoff, about eight hours at the default
+poll interval): a queue that never has room fails the call instead of waiting forever."""
+MAX_REFUSAL_BACKOFF_S = 1800.0
+"""The longest wait before sending again after a refusal when none of this queue's batches is open."""
+CHARS_PER_TOKEN = 4.0
+"""Floor of a request's input-token estimate when it carries none (`input_tokens`)."""
 
 
 class BatchPending(VendorError):
@@ -120,12 +140,83 @@ class _Lost(Exception):
         self.cause = cause
 
 
+class _Refused(Exception):
+    """The vendor refused the whole batch at its batch queue limit: its requests are sent again."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause)
+        self.cause = cause
+
+
+class _Held(Exception):
+    """--detach: the batch does not fit in the vendor's batch queue now, and nothing here will wait."""
+
+
 @dataclass
 class _Queued:
     request: JudgeRequest
     schema: type[BaseModel]
     size: int
+    tokens: int
     batch: asyncio.Future[str] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+# ---------------------------------------------------------------------------------------------- splitting
+class Held(NamedTuple):
+    """What the open (not yet sent) batch holds."""
+
+    requests: int
+    bytes: int
+    tokens: int
+
+
+def input_tokens(request: JudgeRequest) -> int:
+    """A request's input tokens as the queue counts them against the enqueued-token limit: its own
+    estimate (`RenderedPrompt.estimated_tokens`, never below what the vendors count), and never less
+    than its text at `CHARS_PER_TOKEN` (a request built without an estimate)."""
+    chars = len(request.system_prompt) + len(request.shared_prefix) + len(request.varying_suffix)
+    return max(request.estimated_input_tokens, math.ceil(chars / CHARS_PER_TOKEN))
+
+
+def split_cause(held: Held, size: int, tokens: int, limits: BatchLimits) -> SplitCause | None:
+    """Why the open batch must be sent before a request of `size` bytes and `tokens` input tokens
+    joins it (the first limit it would cross: requests, bytes, enqueued tokens), or None if it fits.
+
+    An empty batch takes any request: one over the byte limit alone is sent alone (the vendor says
+    what is wrong with it); one over the enqueued-token limit alone never reaches here (`_enqueue`
+    fails it: no batch could hold it).
+    """
+    if held.requests == 0:
+        return None
+    if held.requests + 1 > limits.max_requests:
+        return "requests"
+    if held.bytes + size > limits.max_bytes:
+        return "bytes"
+    if limits.max_enqueued_tokens is not None and held.tokens + tokens > limits.max_enqueued_tokens:
+        return "tokens"
+    return None
+
+
+def plan_batches(items: list[tuple[int, int]], limits: BatchLimits) -> list[tuple[list[int], SplitCause | None]]:
+    """The batches a queue sends for requests of (bytes, tokens) arriving in this order, with no
+    timer: each batch (indices into `items`) and why it was closed (None: the last, still open).
+    The rule `BatchingVendor._enqueue` applies one request at a time."""
+    out: list[tuple[list[int], SplitCause | None]] = []
+    current: list[int] = []
+    held = Held(0, 0, 0)
+    for i, (size, tokens) in enumerate(items):
+        cause = split_cause(held, size, tokens, limits)
+        if cause is not None:
+            out.append((current, cause))
+            current, held = [], Held(0, 0, 0)
+        current.append(i)
+        held = Held(held.requests + 1, held.bytes + size, held.tokens + tokens)
+        if held.requests >= limits.max_requests:
+            out.append((current, "requests"))
+            current, held = [], Held(0, 0, 0)
+    if current:
+        out.append((current, None))
+    return out
 
 
 def vendor_label(run_label: str, vendor: str) -> str:
@@ -191,6 +282,15 @@ class BatchingVendor:
         self._rng = rng or random.Random()
         self._queue: dict[str, _Queued] = {}
         self._queue_bytes = 0
+        self._queue_tokens = 0
+        self._enqueued = 0  # estimated input tokens of this queue's batches at the vendor not ended (and being sent)
+        self._open: dict[str, int] = {}  # batch id -> its tokens counted in _enqueued
+        self._room = asyncio.Event()  # set whenever _enqueued falls or the gate opens
+        self._admission = asyncio.Lock()  # batches waiting for room go in the order they were closed
+        self._gate_closed = False  # after a refusal: nothing is sent until a batch ends or the backoff passes
+        self._refusal_streak = 0
+        self._reopen: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
         self._flush_timer: asyncio.Task[None] | None = None
         self._flushing: set[asyncio.Task[None]] = set()
         self._watchers: dict[str, asyncio.Future[dict[str, BatchItemResult]]] = {}
@@ -214,6 +314,7 @@ class BatchingVendor:
         tried: list[str] = []
         cid = custom_id(request)
         resent = False  # its batch was lost (404) and it was sent again: not a second time
+        refusals = 0  # batches of it refused at the vendor's batch queue limit
         while True:
             state.attempts += 1
             try:
@@ -251,6 +352,14 @@ class BatchingVendor:
                     self.stats["resent_after_loss"] += 1
                     continue
                 failure = Failure(ErrorKind.FATAL, None, f"{exc.cause}; it was sent again once already")
+            except _Refused as exc:
+                tried.pop()
+                refusals += 1
+                if refusals <= MAX_REFUSALS:  # the vendor processed nothing: not an attempt of the request's
+                    state.attempts -= 1
+                    self.stats["resent_after_refusal"] += 1
+                    continue
+                failure = Failure(ErrorKind.TRANSIENT, None, f"{exc.cause} (refused {refusals} times)")
             except _CapRefused:
                 self.stats["cap_refused"] += 1
                 raise refusal(self.name, self.model, state.attempts - 1) from None
@@ -293,10 +402,11 @@ class BatchingVendor:
         """Stop the timers and watchers of this process (the batches go on at the vendor)."""
         for watcher in self._watchers.values():
             watcher.cancel()
-        for task in self._flushing:
+        for task in (*self._flushing, *self._background):
             task.cancel()
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
+        for timer in (self._flush_timer, self._reopen):
+            if timer is not None:
+                timer.cancel()
         await self.api.aclose()
         if self.online is not None:
             await self.online.aclose()
@@ -357,20 +467,28 @@ class BatchingVendor:
 
     # ------------------------------------------------------------------ queue and submit
     async def _enqueue(self, request: JudgeRequest, schema: type[BaseModel]) -> str:
-        """Queue the request; returns the id of the batch it was submitted in."""
+        """Queue the request; returns the id of the batch it was submitted in.
+
+        The open batch is sent first if this request would take it over a limit (`split_cause`),
+        and at once when it is full; the same rule as `plan_batches`."""
         cid = custom_id(request)
         queued = self._queue.get(cid)
         if queued is None:
-            queued = _Queued(request, schema, self.api.request_bytes(request, schema))
             limits = self.cfg.batch_limits
-            if self._queue and (
-                len(self._queue) >= limits.max_requests or self._queue_bytes + queued.size > limits.max_bytes
-            ):
-                self._flush_now()
+            queued = _Queued(request, schema, self.api.request_bytes(request, schema), input_tokens(request))
+            if limits.max_enqueued_tokens is not None and queued.tokens > limits.max_enqueued_tokens:
+                raise _SubmitFailed(ErrorKind.FATAL, f"the request's ~{queued.tokens:,} input tokens exceed "
+                                    f"{self.name}'s batch_limits.max_enqueued_tokens ({limits.max_enqueued_tokens:,}): "
+                                    "no batch can hold it")
+            cause = split_cause(Held(len(self._queue), self._queue_bytes, self._queue_tokens),
+                                queued.size, queued.tokens, limits)
+            if cause is not None:
+                self._flush_now(cause)
             self._queue[cid] = queued
             self._queue_bytes += queued.size
+            self._queue_tokens += queued.tokens
             if len(self._queue) >= limits.max_requests:
-                self._flush_now()
+                self._flush_now("requests")
             elif self._flush_timer is None:
                 self._flush_timer = asyncio.create_task(self._flush_later())
         return await asyncio.shield(queued.batch)
@@ -378,31 +496,104 @@ class BatchingVendor:
     async def _flush_later(self) -> None:
         await self._sleep(self.settings.flush_interval_s)
         self._flush_timer = None
-        self._flush_now()
+        self._flush_now("interval")
 
-    def _flush_now(self) -> None:
+    def _flush_now(self, cause: SplitCause) -> None:
         if self._flush_timer is not None and self._flush_timer is not asyncio.current_task():
             self._flush_timer.cancel()
         self._flush_timer = None
-        items, self._queue, self._queue_bytes = self._queue, {}, 0
+        items, self._queue, self._queue_bytes, self._queue_tokens = self._queue, {}, 0, 0
         if items:
-            task = asyncio.create_task(self._submit(items))
+            self.stats[f"closed_by_{cause}"] += 1
+            task = asyncio.create_task(self._submit(items, cause))
             self._flushing.add(task)
             task.add_done_callback(self._flushing.discard)
 
     async def flush(self) -> None:
         """Send whatever is queued now and wait until it is submitted (used by --detach)."""
-        self._flush_now()
+        self._flush_now("flush")
         if self._flushing:
             await asyncio.gather(*self._flushing, return_exceptions=True)
 
-    async def _submit(self, items: dict[str, _Queued]) -> None:
+    # ------------------------------------------------------------------ the vendor's batch queue
+    def _fits(self, tokens: int) -> bool:
+        limit = self.cfg.batch_limits.max_enqueued_tokens
+        return not self._gate_closed and (limit is None or self._enqueued + tokens <= limit)
+
+    async def _admit(self, tokens: int) -> None:
+        """Wait (in the order batches were closed) until a batch of `tokens` fits in the vendor's
+        batch queue next to this queue's open batches, then count it; `_Held` with --detach."""
+        async with self._admission:
+            if not self._fits(tokens):
+                if self.detach:
+                    raise _Held()
+                self.stats["batches_held"] += 1
+            while not self._fits(tokens):
+                self._room.clear()
+                await self._room.wait()
+            self._enqueued += tokens
+            self.stats["max_enqueued_tokens"] = max(self.stats["max_enqueued_tokens"], self._enqueued)
+
+    def _unadmit(self, tokens: int) -> None:
+        """A batch counted by `_admit` was not submitted after all."""
+        self._enqueued -= tokens
+        self._room.set()
+
+    def _track(self, batch_id: str, tokens: int) -> None:
+        """Count a batch at the vendor that has not ended (found in the journal or again at the vendor)."""
+        if batch_id and batch_id not in self._open:
+            self._open[batch_id] = tokens
+            self._enqueued += tokens
+
+    def _release(self, batch_id: str) -> None:
+        """The batch has ended (or is gone): its tokens leave the vendor's queue, and a batch held
+        after a refusal may go."""
+        tokens = self._open.pop(batch_id, None)
+        if tokens is None:
+            return
+        self._enqueued -= tokens
+        self._gate_closed = False
+        self._room.set()
+
+    def _close_gate(self) -> None:
+        """After a refusal: send nothing until one of this queue's batches ends or a backoff passes
+        (doubling from the poll interval with each refusal in a row), whichever is first."""
+        self._refusal_streak += 1
+        self._gate_closed = True
+        if self._reopen is not None and not self._reopen.done():
+            return
+        delay = min(self.settings.poll_interval_s * 2 ** (self._refusal_streak - 1), MAX_REFUSAL_BACKOFF_S)
+        self._reopen = asyncio.ensure_future(self._reopen_after(delay))
+
+    async def _reopen_after(self, delay: float) -> None:
+        await self._sleep(delay)
+        self._gate_closed = False
+        self._room.set()
+
+    async def _submit(self, items: dict[str, _Queued], closed_by: SplitCause) -> None:
+        tokens = sum(q.tokens for q in items.values())
+        try:
+            await self._admit(tokens)
+        except _Held:
+            limit = self.cfg.batch_limits.max_enqueued_tokens
+            why = ("the vendor refused a batch at its batch queue limit just now" if self._gate_closed or limit is None
+                   else f"this queue's open batches hold ~{self._enqueued:,} of the {limit:,} enqueued tokens allowed")
+            self.stats["batches_held_detached"] += 1
+            for q in items.values():
+                if not q.batch.done():
+                    q.batch.set_exception(BatchPending(
+                        self.name, self.model, ErrorKind.TRANSIENT,
+                        f"not sent: {why}; --detach: run the same command again to send it", attempts=0))
+                    q.batch.exception()
+            return
         record = BatchRecord(
             vendor=self.name,
             model=self.model,
             label=vendor_label(self.label, self.name),
             requests=[q.request.request_hash for q in items.values()],
             purposes=dict(Counter(q.request.purpose for q in items.values())),
+            input_tokens=tokens,
+            closed_by=closed_by,
         )
         batch = [(cid, q.request, q.schema) for cid, q in items.items()]
         worst = 0.0
@@ -417,6 +608,7 @@ class BatchingVendor:
             if not granted:
                 log.warning("%s: a batch of %d request(s) (worst case $%.4f) could cross the cost cap; not submitted",
                             self.name, len(items), worst)
+                self._unadmit(tokens)
                 for q in items.values():
                     if not q.batch.done():
                         q.batch.set_exception(_CapRefused())
@@ -437,6 +629,7 @@ class BatchingVendor:
             cause = f"submitting a batch of {len(items)} failed: {self.api.redact(str(exc))[:300]}"
             log.warning("%s: %s", self.name, cause)
             record.phase = record.vendor_status = "abandoned"
+            self._unadmit(tokens)
             with contextlib.suppress(OSError):
                 self.journal.save(record)
             if self.spend_guard is not None:
@@ -446,6 +639,8 @@ class BatchingVendor:
                     q.batch.set_exception(_SubmitFailed(kind, cause))
                     q.batch.exception()
             return
+        self._enqueued -= tokens  # counted again by `_adopt` under the batch's id
+        self._room.set()
         try:
             self._adopt(record, status)  # saved before anyone waits on the batch
         except OSError as exc:  # paid for: wait on it in this process all the same
@@ -460,11 +655,17 @@ class BatchingVendor:
                 q.batch.set_result(status.batch_id)
 
     def _adopt(self, record: BatchRecord, status: BatchStatus) -> None:
+        """The record is the vendor's batch `status` (submitted, adopted, found again): journalled,
+        and counted in the vendor's batch queue until it ends."""
+        if record.batch_id and record.batch_id != status.batch_id:  # found again under another id
+            self._release(record.batch_id)
         record.batch_id = status.batch_id
         record.phase = "submitted"
         record.vendor_status = status.vendor_status
         record.expires_at = status.expires_at
         record.add_objects(status.objects)
+        if not status.ended:
+            self._track(status.batch_id, record.input_tokens)
         self.journal.save(record)
 
     async def _recover(self) -> None:
@@ -491,7 +692,25 @@ class BatchingVendor:
                     record.phase = record.vendor_status = "abandoned"
                     self.journal.save(record)
             await self._rebuild()
+            self._count_open()
             self._recovered = True
+
+    def _count_open(self) -> None:
+        """Count the journal's batches that have not ended (an earlier driver's) in the vendor's batch
+        queue, and watch each until it ends, so their room is given back even if no request of this
+        run waits on them (with --detach, one look)."""
+        for record in self.journal.records.values():
+            if record.phase == "submitted" and record.batch_id and record.batch_id not in self._open:
+                self._track(record.batch_id, record.input_tokens)
+                if self.cfg.batch_limits.max_enqueued_tokens is not None:
+                    task = asyncio.ensure_future(self._result_of(record.batch_id, ""))
+                    self._background.add(task)
+                    task.add_done_callback(self._quietly_done)
+
+    def _quietly_done(self, task: asyncio.Task[Any]) -> None:
+        self._background.discard(task)
+        if not task.cancelled():
+            task.exception()  # its outcome is journalled; the requests that wait on it see it themselves
 
     async def _rebuild(self) -> None:
         """Journal the run's batches the vendor has and the journal does not know (see the module doc).
@@ -620,7 +839,7 @@ class BatchingVendor:
         while batch_ids := self._unsettled():
             results = await asyncio.gather(*(self._result_of(b, "") for b in batch_ids), return_exceptions=True)
             for result in results:
-                if isinstance(result, BaseException) and not isinstance(result, _Moved | _Lost):
+                if isinstance(result, BaseException) and not isinstance(result, _Moved | _Lost | _Refused):
                     raise result
 
     def _confirm(self, batch_id: str) -> None:
@@ -656,7 +875,9 @@ class BatchingVendor:
         assert record is not None, f"batch {batch_id} is not in the journal"
         try:
             try:
-                await self._until_ended(batch_id, lambda status: self._update(record, status))
+                ended = await self._until_ended(batch_id, lambda status: self._update(record, status))
+                if ended.refused is not None:
+                    await self._refused(record, ended.refused)
                 items = await self._collect(batch_id)
             except _Gone as gone:
                 await self._gone(record, gone)
@@ -668,6 +889,7 @@ class BatchingVendor:
             record.requests_known = True
             self.journal.learned(record)
         by_id = {item.custom_id: item for item in items}
+        self._refusal_streak = 0  # the vendor's queue took one of ours
         reserved = self._reserved.pop(batch_id, None)
         if reserved is not None and self.spend_guard is not None:
             await asyncio.shield(self.spend_guard.settle(reserved, sum(self._billed(item) for item in items)))
@@ -741,12 +963,32 @@ class BatchingVendor:
                 self.stats["batches_found_again"] += 1
                 raise _Moved(gone.batch_id)
         what = "no batch at the vendor carries its label" if gone.polling else "its answers are gone"
+        self._release(record.batch_id)
         record.phase, record.vendor_status = "lost", "not found"
         record.note = f"{gone.cause}; {what}: its {len(record.requests)} request(s) are sent again"
         log.warning("%s: %s", self.name, record.note)
         self.journal.save(record)
         self.stats["batches_lost"] += 1
         raise _Lost(record.note)
+
+    async def _refused(self, record: BatchRecord, reason: str) -> NoReturn:
+        """The vendor refused the batch at its batch queue limit: nothing processed or billed. Its
+        requests are marked `refused` (no waiter takes an answer from it, in this run or the next),
+        and sent again once there is room (`_close_gate`, first: nothing is sent meanwhile)."""
+        self._close_gate()
+        record.outcomes = dict.fromkeys(record.requests, "refused")
+        record.phase = "collected"
+        record.collected_at = time.time()
+        record.note = (f"refused by the vendor's batch queue limit ({self.api.redact(reason)[:300]}); nothing was "
+                       f"processed or billed: its {len(record.requests)} request(s) are sent again once there is room")
+        log.warning("%s: batch %s: %s", self.name, record.batch_id, record.note)
+        with contextlib.suppress(OSError):  # the requests are sent again anyway; the record only says why
+            self.journal.save(record)
+        reserved = self._reserved.pop(record.batch_id, None)
+        if reserved is not None and self.spend_guard is not None:
+            await asyncio.shield(self.spend_guard.settle(reserved, 0.0))
+        self.stats["batches_refused"] += 1
+        raise _Refused(record.note)
 
     def _billed(self, item: BatchItemResult) -> float:
         """What one result of a batch cost (the vendor's figure if it gives one, else batch prices)."""
@@ -761,6 +1003,8 @@ class BatchingVendor:
         record.vendor_status = status.vendor_status
         record.succeeded, record.failed = status.succeeded, status.failed
         record.expires_at = status.expires_at or record.expires_at
+        if status.ended:
+            self._release(record.batch_id)
         if status.ended and record.phase == "submitted":
             record.phase = "ended"
             record.ended_at = time.time()
@@ -780,4 +1024,4 @@ class BatchingVendor:
         base = dict.fromkeys(("batches_submitted", "requests_submitted", "batches_collected", "resumed_requests",
                               "succeeded", "failed", "failed_attempts", "online_retries", "polls"), 0)
         return {**base, **self.stats, "queued": len(self._queue), "flushing": len(self._flushing),
-                "watching": len(self._watchers)}
+                "watching": len(self._watchers), "enqueued_tokens": self._enqueued}
