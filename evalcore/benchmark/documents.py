@@ -13,7 +13,10 @@ What each converter keeps:
 * eml: From/To/Cc/Date/Subject, the body (text/plain preferred, else HTML as text), attachment names;
 * pdf: every page under a ``## Page <n>`` heading: its text layer, or, for a page without one (a
   scan), its OCR text and a `` (OCR)`` mark (`evalcore.benchmark.ocr`); png, jpg, tiff: every frame
-  OCR'd as a page. Parser repairs of a damaged file become one warning naming it (`noise`);
+  OCR'd as a page. Parser repairs of a damaged file become one warning naming it (`noise`), and
+  so does each Python warning a document library raises while it reads the file (PIL's
+  decompression-bomb or palette-transparency warnings, openpyxl's style warnings): one line each,
+  the document's `warnings`, never a raw ``warnings.warn`` on the terminal;
 * txt, md: UTF-8 (BOM stripped; cp1252 as a fallback for legacy files); html: visible text. A
   "text" file with NUL bytes, or with over 1 % control characters or undecodable bytes, is refused
   as binary.
@@ -44,7 +47,7 @@ from typing import Any
 
 from evalcore.benchmark import cache, ocr
 from evalcore.benchmark import limits as input_limits
-from evalcore.benchmark.noise import damaged_warning, quiet_parsers
+from evalcore.benchmark.noise import captured_warnings, damaged_warning, quiet_parsers
 from evalcore.config.models import InputLimits
 from evalcore.errors import DocumentError
 from evalcore.schema import SourceDocument, sha256_bytes
@@ -345,9 +348,10 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
     except input_limits.LimitExceeded as exc:
         raise DocumentError(name, exc.reason) from None
     sha = sha256_bytes(data)
+    warned: list[str] = []
     if kind in _NOT_CACHED:
-        plain = _convert_uncached(name, kind, data, limits)
-        return SourceDocument(name=name, kind=kind, sha256=sha, text=plain, size_bytes=len(data))
+        plain, warned = _convert_uncached(name, kind, data, limits)
+        return SourceDocument(name=name, kind=kind, sha256=sha, text=plain, size_bytes=len(data), warnings=warned)
     key = (sha, kind)
     text = cache.memory.get(key)
     if text is None:
@@ -357,9 +361,11 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
         text = cache.disk_get(folder, sha, kind, key=entry_key, check=check)
         cache.memory.count(hit=text is not None)
         if text is None:
-            text = _convert_uncached(name, kind, data, limits)
-            cache.disk_put(folder, sha, kind, text, key=entry_key)
-        cache.memory.put(key, text)
+            text, warned = _convert_uncached(name, kind, data, limits)
+            if not warned:  # a plain text that warned is not cached: every load shows its warnings
+                cache.disk_put(folder, sha, kind, text, key=entry_key)
+        if not warned:
+            cache.memory.put(key, text)
     else:
         cache.memory.count(hit=True)
     if kind in PAGED_KINDS:
@@ -371,19 +377,27 @@ def convert(name: str, data: bytes, limits: InputLimits | None = None) -> Source
                 raise DocumentError(name, exc.reason) from None
         return SourceDocument(name=name, kind=kind, sha256=sha, text=paged.text(), size_bytes=len(data),
                               pages=paged.infos(), warnings=paged.warnings)
-    return SourceDocument(name=name, kind=kind, sha256=sha, text=text, size_bytes=len(data))
+    return SourceDocument(name=name, kind=kind, sha256=sha, text=text, size_bytes=len(data), warnings=warned)
 
 
-def _convert_uncached(name: str, kind: str, data: bytes, limits: InputLimits) -> str:
-    """The converted text; for a paged kind, its `ocr.PagedText` as JSON (pages tidied one by one)."""
+def _convert_uncached(name: str, kind: str, data: bytes, limits: InputLimits) -> tuple[str, list[str]]:
+    """The converted text; for a paged kind, its `ocr.PagedText` as JSON (pages tidied one by one).
+
+    With it, what the document libraries warned about the file while reading it
+    (`noise.captured_warnings`, one line each): for a paged kind inside the JSON (cached with the
+    pages, so a cached conversion warns as the first did), else returned beside the text. A file
+    that cannot be converted is refused with its reason alone.
+    """
     try:
-        converted = _LIMITED[kind](data, limits) if kind in _LIMITED else _CONVERTERS[kind](data)
+        with captured_warnings() as warned:
+            converted = _LIMITED[kind](data, limits) if kind in _LIMITED else _CONVERTERS[kind](data)
         if isinstance(converted, str):
-            return _tidy(converted)
+            return _tidy(converted), list(warned)
         pages = [p.model_copy(update={"text": _tidy(p.text)}) for p in converted.pages]
         if not any(p.text for p in pages):
             raise DocumentError(name, UNREADABLE_SCAN_REASON)
-        return converted.model_copy(update={"pages": pages}).model_dump_json()
+        notes = list(dict.fromkeys([*converted.warnings, *warned]))
+        return converted.model_copy(update={"pages": pages, "warnings": notes}).model_dump_json(), []
     except input_limits.LimitExceeded as exc:
         raise DocumentError(name, exc.reason) from None
     except DocumentError:

@@ -19,7 +19,9 @@ Two sources (``uri`` names one of them):
       manifest's folder, or an ``s3://`` URI); otherwise **inline text**. A string that looks like a
       path but is absolute or contains ``..`` is refused rather than read.
 
-Deliverable files are converted with ``evalcore.benchmark.documents`` (a memo.docx is fine).
+Deliverable files are converted with ``evalcore.benchmark.documents`` (a memo.docx is fine); what
+a document library warns about one while reading it (a damaged but readable file, a PIL or
+openpyxl warning) is logged as one line ``<file>: <warning>``, and the deliverable is graded.
 
 Rules (docs/METHODOLOGY.md): a deliverable the task expects but the submission lacks is *not* a
 rejection: the submission gets ``Deliverable(name, missing=True)`` and fails what it cannot satisfy.
@@ -39,6 +41,7 @@ from __future__ import annotations
 import difflib
 import io
 import json
+import logging
 import posixpath
 from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -60,6 +63,8 @@ from evalcore.config.models import InputLimits
 from evalcore.errors import DocumentError
 from evalcore.schema import Deliverable, Rejection, Submission, Task
 from evalcore.storage import fs
+
+log = logging.getLogger(__name__)
 
 MANIFEST_SUFFIXES = (".jsonl", ".parquet")
 _MAX_PATH_LENGTH = 1024
@@ -127,6 +132,8 @@ def read_deliverable(
         document = convert(filename, data, limits)
     except DocumentError as exc:
         return f"deliverable {name!r}: {exc.reason}"
+    for warning in document.warnings:  # graded all the same; one line naming the file (module doc)
+        log.warning("%s: %s", uri, warning)
     return empty_reason(name, document.text, converted=document.kind not in ("txt", "md")) or Deliverable(
         name=name, filename=filename, text=document.text
     )
