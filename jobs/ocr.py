@@ -9,6 +9,12 @@ the cluster. Each task writes its pages to the OCR cache next to the runs (``<ou
 local or S3); the benchmark load that follows finds every page there and recognises nothing.
 
 Resume is free: cached pages are not planned again, so a re-run sends no OCR task at all.
+
+The planning reads each document within the run's input limits (the configuration's
+`input_limits`, as the benchmark load does): a file over ``max_file_bytes`` is not read whole, and
+a PDF over its content or text limits is not planned at all (nothing of it is recognised: the load
+that follows refuses it by name). With the default limits instead, a run that lowered them would
+pay minutes of OCR for a document it then leaves out.
 """
 
 from __future__ import annotations
@@ -22,9 +28,11 @@ import ray
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from evalcore.benchmark import limits as input_limits
 from evalcore.benchmark import ocr
 from evalcore.benchmark.documents import PAGED_KINDS, kind_of
 from evalcore.benchmark.loader import DOCUMENTS_FOLDER, TASKS_FOLDER
+from evalcore.config.models import InputLimits
 from evalcore.storage import fs
 
 OCR_CACHE_FOLDER = "_ocr"
@@ -76,15 +84,20 @@ def paged_documents(benchmark: str) -> list[tuple[str, str]]:
 
 
 @ray.remote(num_cpus=0.25, max_retries=2)
-def plan_document(uri: str, kind: str, cache_uri: str) -> tuple[list[int], int]:
-    """(pages of one document that still need OCR, pages already in the cache)."""
+def plan_document(uri: str, kind: str, cache_uri: str, limits: InputLimits) -> tuple[list[int], int]:
+    """(pages of one document that still need OCR, pages already in the cache), read within the
+    run's input ``limits``: a document over them plans nothing."""
     import hashlib
 
-    data = fs.read_bytes(uri)
+    try:
+        data = input_limits.read_limited(uri, None, limits)
+        input_limits.check_file(kind, data, limits)
+    except input_limits.LimitExceeded:  # the benchmark load refuses it by name
+        return [], 0
     sha = hashlib.sha256(data).hexdigest()
     try:
-        wanted = ocr.pages_to_ocr(kind, data)
-    except Exception:  # a corrupt file: the benchmark load reports it by name
+        wanted = ocr.pages_to_ocr(kind, data, limits)
+    except Exception:  # a corrupt file, or one over a PDF limit: the benchmark load reports it by name
         return [], 0
     with ocr.use_cache(cache_uri):
         todo = [n for n in wanted if ocr.cached_page(sha, n) is None]
@@ -109,10 +122,12 @@ def ocr_before_grading(
     start_ray: Callable[[], None],
     progress: bool = True,
     cache_uri: str | None = None,
+    limits: InputLimits | None = None,
 ) -> OcrSummary:
     """OCR every page of the benchmark that needs it into ``<output>/_ocr`` (or ``cache_uri``), on the cluster.
 
-    ``start_ray`` attaches to the cluster (only called when there is a scan to plan). Failures
+    ``start_ray`` attaches to the cluster (only called when there is a scan to plan). Documents
+    are planned within the run's input ``limits`` (defaults when None; module doc). Failures
     are recorded, not raised: a page whose task failed is recognised by the benchmark load itself,
     and a document that cannot be read at all is reported there by name.
     """
@@ -123,7 +138,8 @@ def ocr_before_grading(
     if not documents:
         return summary
     start_ray()
-    plans = ray.get([plan_document.remote(uri, kind, summary.cache_uri) for uri, kind in documents])
+    limits = limits or InputLimits()
+    plans = ray.get([plan_document.remote(uri, kind, summary.cache_uri, limits) for uri, kind in documents])
     jobs: list[tuple[str, str, list[int]]] = []
     for (uri, kind), (todo, cached) in zip(documents, plans, strict=True):
         summary.pages_cached += cached

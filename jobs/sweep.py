@@ -175,7 +175,8 @@ def load_inputs(opts: SweepOptions, console: Console, ocr_uri: str | None = None
     require_keys(opts.config.vendors())
     fs.check_writable(opts.output)
     scans = ocr_before_grading(opts.benchmark, opts.output, console, progress=opts.progress,
-                               start_ray=lambda: init_ray(opts.address, _env_for_workers()), cache_uri=ocr_uri)
+                               start_ray=lambda: init_ray(opts.address, _env_for_workers()), cache_uri=ocr_uri,
+                               limits=opts.config.input_limits)
     with use_ocr_cache(scans.cache_uri):  # every page the OCR tasks recognised is found here
         bench = load_benchmark(opts.benchmark, limits=opts.config.input_limits)
     print_warnings(console, bench.warnings)
