@@ -1,5 +1,5 @@
 """What the sweep driver shows and how it listens: the live progress view, the per-shard lines,
-the Ctrl-C handling (`Interrupt`).
+the Ctrl-C handling (`Interrupt`), and what happened to the run's batches (`journal_events`).
 
 Kept out of the driver so `run_sweep` reads as its steps; the summary a finished sweep prints is
 the CLI's (`jobs.commands`), from the `SweepSummary` the driver returns.
@@ -24,6 +24,7 @@ from rich.progress import (
 from rich.text import Text
 
 if TYPE_CHECKING:
+    from evalcore.vendors.batch.journal import BatchRecord
     from jobs.sweep_options import SweepSummary
 
 
@@ -31,6 +32,52 @@ def print_warnings(console: Console, warnings: Iterable[object]) -> None:
     """The benchmark's warnings, one line each, before anything is graded."""
     for warning in warnings:
         console.print(Text.assemble(("warning: ", "yellow"), str(warning)))
+
+
+JournalSnapshot = dict[tuple[str, str], tuple[str, str]]
+"""Per (vendor entry, batch label): (phase, note) of each readable record of a run's batch journal."""
+
+
+def journal_snapshot(journal: dict[str, list[BatchRecord]]) -> JournalSnapshot:
+    """What the run's batch journal said before this command (`evalcore.vendors.batch.journal.read_all`)."""
+    return {(vendor, r.label): (r.phase, r.note) for vendor, records in journal.items() for r in records}
+
+
+def journal_events(before: JournalSnapshot, journal: dict[str, list[BatchRecord]]) -> list[str]:
+    """What this command's batch recovery did, one line each, from the journal it leaves.
+
+    Why from the journal: recovery happens inside the vendor actors, whose log is not forwarded to
+    the driver (`log_to_driver` is off), so without this the operator would see nothing of a lost
+    batch or of a record set aside. Each record whose phase or note changed since `before` (or
+    that is new) and says why (`BatchRecord.note`): a lost batch with its reason (its requests were
+    sent again), a record that could not be read as ``file: reason`` (set aside, and what became
+    of its batch), a batch found again by its label or refused by the vendor's queue limit.
+    """
+    lines = []
+    for vendor, records in sorted(journal.items()):
+        for r in records:
+            if not r.note or before.get((vendor, r.label)) == (r.phase, r.note):
+                continue
+            batch = r.batch_id or r.label
+            if "set aside as " in r.note:  # the note starts with the unreadable file and why (`Damaged.line`)
+                lines.append(f"{vendor}: journal record set aside: {r.note}")
+            elif r.phase == "lost":
+                lines.append(f"{vendor}: batch {batch} lost: {r.note}")
+            else:
+                lines.append(f"{vendor}: batch {batch}: {r.note}")
+    return lines
+
+
+def print_journal_events(console: Console, run_uri: str, events: Sequence[str]) -> None:
+    """The batch recovery's lines (`journal_events`), verbatim (paths are printed as they are)."""
+    if not events:
+        return
+    console.print(Text.assemble(
+        (f"{len(events)} batch journal event(s)", "yellow"),
+        f" in this command (from {run_uri}/_batches/; `tribunal status` shows every batch):",
+    ), soft_wrap=True)
+    for line in events:
+        console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
 
 def print_failed_shard(console: Console, submission_ids: Sequence[str], exc: BaseException) -> None:

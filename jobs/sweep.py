@@ -53,10 +53,19 @@ from evalcore.storage.store import (
     write_json,
     write_table_file,
 )
-from evalcore.vendors.batch.journal import load_all
+from evalcore.vendors.batch.journal import load_all, read_all
 from evalcore.vendors.preflight import require_keys
 from jobs import vendor_pool
-from jobs.console import Interrupt, SweepProgress, print_cancelled, print_failed_shard, print_warnings
+from jobs.console import (
+    Interrupt,
+    JournalSnapshot,
+    SweepProgress,
+    journal_events,
+    journal_snapshot,
+    print_cancelled,
+    print_failed_shard,
+    print_warnings,
+)
 from jobs.cost import CostWatch
 from jobs.governance import check_batch_allowed, governed_caches, local_caches
 from jobs.in_flight import InFlight
@@ -149,6 +158,7 @@ def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_loc
         summary = SweepSummary(run_id=run.run_id, run_uri=run.run_uri, attempt=run.attempt, ocr=scans.as_dict(),
                                started_at=t0)
         rejected: list[Rejection] = list(bench.problems)
+        journal_before = read_journal(run.run_uri, console) if opts.config.batch.enabled else {}
         with read_submissions(opts, bench, run, rejected) as intake:
             init_ray(opts.address, _env_for_workers())
             watch = CostWatch.start(opts.config, tasks, intake.pending(), opts.max_cost_usd)  # the one read
@@ -157,7 +167,7 @@ def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_loc
             actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger,
                                   opts.detach)
             failed = grade_shards(opts, run, summary, intake.shards(), tasks, watch, actors, console)
-        finish(summary, rejected, watch, t0, opts.config, console)
+        finish(summary, rejected, watch, t0, opts.config, console, journal_before=journal_before)
         if failed is not None:  # after the attempt's summary: what was stored is recorded
             raise resumable(failed, f"; the sweep stopped sending shards ({len(summary.failed_shards)} not "
                                     "written, their submissions stay pending)")
@@ -184,6 +194,16 @@ def load_inputs(opts: SweepOptions, console: Console, ocr_uri: str | None = None
         first = "; ".join(str(p) for p in bench.problems[:3])
         raise TribunalError(f"{opts.benchmark}: no loadable tasks ({len(bench.problems)} problem(s)): {first}")
     return bench, scans
+
+
+def read_journal(run_uri: str, console: Console) -> JournalSnapshot:
+    """What the run's batch journal says before this command sends anything (batch mode): the end of
+    the sweep reports what changed (`jobs.console.journal_events`). Reads only; informative."""
+    try:
+        return journal_snapshot(read_all(run_uri)[0])
+    except (TribunalError, OSError, ValueError) as exc:
+        console.print(f"the run's batch journal could not be read: {exc}", markup=False, highlight=False)
+        return {}
 
 
 def read_submissions(
@@ -341,12 +361,15 @@ def finish(
     t0: float,
     config: TribunalConfig | None = None,
     console: Console | None = None,
+    *,
+    journal_before: JournalSnapshot | None = None,
 ) -> None:
     """Write what this attempt did: the rejections, the attempt's summary, and `_SUCCESS.json` if it finished.
 
     An attempt that finished has written every table: then, before its summary, what its batches
     left at the vendors is purged (`jobs.purge`, `data_governance.purge`; never before the tables:
-    a resumed run may collect a batch again).
+    a resumed run may collect a batch again). In batch mode the summary also says what recovery
+    did to the run's batches since `journal_before` (`jobs.console.journal_events`).
     """
     capped = watch.capped()
     if not summary.interrupted and not capped:
@@ -362,7 +385,9 @@ def finish(
     summary.add_vendor_stats()
     if config is not None and config.batch.enabled:  # what is left at the vendors to come back for
         try:
-            summary.add_journal(load_all(summary.run_uri))
+            journal = load_all(summary.run_uri)
+            summary.add_journal(journal)
+            summary.journal_events = journal_events(journal_before or {}, journal)
         except (TribunalError, OSError, ValueError) as exc:  # informative only: the attempt is recorded anyway
             (console or Console(stderr=True)).print(f"the run's batch journal could not be read: {exc}",
                                                     markup=False, highlight=False)

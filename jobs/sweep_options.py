@@ -123,6 +123,9 @@ class SweepSummary:
     """Grounding indexes of the tasks' sources built by this pass (one per task graded; `SourceIndexes`)."""
     purge: dict[str, Any] = field(default_factory=dict)
     """What the purge at the end did at the vendors (`jobs.purge.purge_after_sweep`; empty: no batches)."""
+    journal_events: list[str] = field(default_factory=list)
+    """Batch mode: what recovery did to the run's batches in this command, one line each (a lost batch
+    and why, a journal record set aside as `file: reason`; `jobs.console.journal_events`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view (for _SUCCESS.json and --json)."""

@@ -13,6 +13,7 @@ from rich.console import Console
 
 from evalcore.config.models import VendorMode
 from evalcore.emulation import EmulationOptions
+from jobs.console import print_journal_events
 
 if TYPE_CHECKING:
     from jobs.commands.run import SweepCommand
@@ -24,7 +25,8 @@ _BATCH_KEYS = frozenset({"awaiting_batches", "collected_calls", "collected_usd",
 
 
 def print_summary(summary: SweepSummary, console: Console) -> None:
-    """The sweep's counts as a key/value table, whole at any width (`evalcore.tables`), then rejections.
+    """The sweep's counts as a key/value table, whole at any width (`evalcore.tables`), then what
+    happened to the run's batches (a lost batch and why, a journal record set aside), then rejections.
 
     What this command did, by who paid (`SweepSummary`): `paid_calls`/`cost_usd` it sent and paid
     for, `collected_*` batch results an earlier command paid for, `reused_calls` served free,
@@ -61,6 +63,7 @@ def print_summary(summary: SweepSummary, console: Console) -> None:
         console.print("paid_calls, cost_usd: sent and paid by this command (online, and batches it submitted); "
                       "collected_*: batch results it collected that an earlier command submitted and paid for; "
                       "awaiting_*: still in batches", markup=False, highlight=False)
+    print_journal_events(console, s["run_uri"], s.get("journal_events", []))
     if s["rejections"]:
         console.print(f"[yellow]{s['rejected']} input(s) rejected (the rest of the sweep went on):[/]")
         for line in s["rejections"][:20]:
