@@ -348,7 +348,9 @@ def grade_shards(
             summary.cancelled_shards = window.cancel()
             print_cancelled(console, summary.cancelled_shards)
         finally:  # a cancelled sweep does not wait for calls still on the wire
+            watch.capped()  # asked while the ledger lives: `finish` reads the answer after it is stopped
             stop_actors(actors, watch.ledger, wait=not interrupt.cancelled)
+            watch.ledger = None
     summary.interrupted = interrupt.requested
     summary.source_indexes_built = loop.source_indexes.built
     return loop.storage_error
