@@ -95,6 +95,9 @@ class BatchStore:
         self.creates = 0
         self.max_enqueued: Counter[str] = Counter()  # model -> most input tokens ever enqueued at once
         self.refusals: list[str] = []  # ids of the batches refused at the queue limit, in order
+        self.forget_at_end = True
+        """Forget a batch's request text when it ends (`BatchSettings.keep_request_text` False); the
+        OpenAI front end renders its result files from the text first, then forgets it itself."""
         self.changed = threading.Condition()
         self._rng = random.Random(f"{engine.config.seed}:batch")
 
@@ -154,6 +157,8 @@ class BatchStore:
             batch.refused, batch.state, batch.ended_at = refused, "ended", time.time()
             self.refusals.append(batch.id)
         self.add(batch, items)
+        if refused is not None:
+            self.forget_text(batch)
         if refused is None and model:
             self.max_enqueued[model] = max(self.max_enqueued[model], self.enqueued_tokens(model))
         return batch
@@ -213,6 +218,16 @@ class BatchStore:
                         system="", user="",
                     )
 
+    def forget_text(self, batch: EmulatedBatch, keep_keys: tuple[str, ...] = ("tools", "tool_choice")) -> None:
+        """With `keep_request_text` False: drop the text of an ended batch's requests (bodies but
+        `keep_keys`, prompts), keeping ids, outcomes and answers (see `BatchSettings`)."""
+        if self.settings.keep_request_text:
+            return
+        for item in batch.items.values():
+            item.body = {k: v for k, v in item.body.items() if k in keep_keys}
+            item.request = EmulatedRequest(vendor=item.request.vendor, api=item.request.api, model=item.request.model,
+                                           system="", user="")
+
     def cancel(self, batch: EmulatedBatch) -> None:
         """Stop a batch: its unfinished requests end as canceled at its next look."""
         if batch.state == "in_progress":
@@ -261,6 +276,8 @@ class BatchStore:
                 batch.expired = batch.expired or outcome == "expired"
         batch.state = "ended"
         batch.ended_at = time.time()
+        if self.forget_at_end:
+            self.forget_text(batch)
 
     def _end(self, batch: EmulatedBatch, outcome: BatchOutcome) -> None:
         for item in batch.items.values():
@@ -269,6 +286,8 @@ class BatchStore:
                 item.error = f"request {outcome} before it was processed"
         batch.state = "ended"
         batch.ended_at = time.time()
+        if self.forget_at_end:
+            self.forget_text(batch)
 
     def _next_outcome(self) -> BatchOutcome:
         if self.script:

@@ -220,6 +220,13 @@ class BatchSettings(BaseModel):
     max_enqueued_tokens_by_model: dict[str, PositiveInt] = Field(
         default_factory=dict, description="Per model, instead of max_enqueued_tokens (OpenAI only)."
     )
+    keep_request_text: bool = Field(
+        default=True,
+        description="False for runs at scale: once a batch has ended and its results are made, the text of "
+        "its requests is forgotten (bodies, prompts, OpenAI's input file content, which then reads back "
+        "empty), keeping ids, outcomes and answers, so the emulator grows by answers, not prompts. The "
+        "vendors keep it all (True).",
+    )
 
     def enqueued_token_limit(self, model: str) -> int | None:
         """The batch queue limit of `model` (None: unlimited)."""

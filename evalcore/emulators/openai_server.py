@@ -134,6 +134,7 @@ class OpenAIEmulator(HttpEmulator):
     ) -> None:
         super().__init__(config, responder=responder, host=host, port=port, limits_clock=limits_clock)
         self._files: dict[str, StoredFile] = {}
+        self.batches.forget_at_end = False  # the result files are rendered from the text first (`_result_files`)
         self.stored: dict[str, StoredResponse] = {}
         """Responses and chat completions kept by `store`, by id (bounded by `max_recorded`)."""
         self._output_expiry: dict[str, int] = {}  # batch id -> output_expires_after seconds
@@ -552,6 +553,10 @@ class OpenAIEmulator(HttpEmulator):
             ids.append(self._new_file(f"{batch.id}_{name}.jsonl", "batch_output",
                                       ("\n".join(lines) + "\n").encode(), expires_s)["id"] if lines else "")
         batch.metadata["output_file_id"], batch.metadata["error_file_id"] = ids
+        if not self.batches.settings.keep_request_text:  # a run at scale: the answers are in the files now
+            self.batches.forget_text(batch, keep_keys=())
+            if (upload := self._files.get(batch.metadata.get("input_file_id", ""))) is not None:
+                upload.data = b""
         return ids[0] or None, ids[1] or None
 
     def _render_batch(self, batch: EmulatedBatch, *, created: bool = False) -> dict[str, Any]:
