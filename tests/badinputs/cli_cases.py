@@ -1,15 +1,20 @@
 """Bad-input cases for the command line: what a user sees when the output, the endpoint, a path,
-a name or a key is wrong (issue 10, items 8, 9 and 15).
+a name or a key is wrong (issue 10, items 8, 9 and 15), and when a run, a cache entry, a label
+file, a spending cap or a document trips one of the commands issue 24 made agree and explain.
 
 The loader cases (``build.py``) check what ``validate`` finds in a broken copy of the sample; these
 check the command itself: its exit code, the exact ``file: reason`` it prints, that no traceback and
 no rich-markup error escapes, that user text (paths, system names) is printed verbatim, and what is
-left on disk. Each ``CliCase`` prepares a folder (``breaks``), builds the command line from it
-(``args``) and states the outcome; ``test_cli_corpus.py`` runs every case with typer's runner.
+left on disk or left unchanged. Each ``CliCase`` prepares a folder (``breaks``), builds the command
+line from it (``args``) and states the outcome; ``test_cli_corpus.py`` runs every case with typer's
+runner. What a command logs at WARNING is part of what the user sees: the CLI configures no
+logging, so Python prints each such record on stderr as its message, one line.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import socket
@@ -46,10 +51,14 @@ class CliCase:
     absent: tuple[str, ...] = ("Traceback", "MarkupError")
     breaks: Callable[[Path], None] = lambda root: None
     env: dict[str, str | None] = field(default_factory=dict)
-    """Environment changes for the command (None removes a variable)."""
+    """Environment changes for the command (None removes a variable; {root} is filled in)."""
     leaves_nothing: str | None = None
     """A glob (relative to the case's folder) the command must not create."""
     cleanup: Callable[[Path], None] = lambda root: None
+    once: tuple[str, ...] = ()
+    """Fragments (as `output`) that must appear exactly once: one line per problem, not one per read."""
+    keeps: tuple[str, ...] = ()
+    """Files (relative to the case's folder) the command must leave byte for byte as they were."""
 
 
 def _sample_copy(root: Path, name: str) -> Path:
@@ -86,6 +95,81 @@ def _writable_again(root: Path) -> None:
     if os.geteuid() == 0:
         subprocess.run(["chattr", "-i", str(folder)], check=False, capture_output=True)
     folder.chmod(0o755)
+
+
+MSA = "commercial-contracts/msa-renewal"
+MSA_PDF = SAMPLE / "tasks" / MSA / "documents" / "Exhibit_B_SLA.pdf"
+
+
+def _one_task(root: Path) -> Path:
+    """`<root>/bench`: a benchmark of one sample task (with a docx, an xlsx, an eml and a PDF)."""
+    bench = root / "bench" / "tasks" / MSA
+    shutil.copytree(SAMPLE / "tasks" / MSA, bench)
+    return bench / "documents"
+
+
+def _cache_entry_rel() -> str:
+    """Where the converted text of the sample's SLA PDF lives under a cache root (relative)."""
+    from evalcore.benchmark import cache, documents
+
+    folder = Path("cache") / "docs" / f"v{documents.CONVERTER_VERSION}"
+    return str(cache.entry_file(folder, hashlib.sha256(MSA_PDF.read_bytes()).hexdigest(), "pdf"))
+
+
+def _damaged_cache_entry(root: Path) -> None:
+    """The tester's case: the converted-PDF entry of the shared cache is not valid JSON."""
+    from evalcore.benchmark import cache
+
+    _one_task(root)
+    entry = root / _cache_entry_rel()
+    entry.parent.mkdir(parents=True)
+    entry.write_bytes(b"not json")
+    cache.clear_cache()  # nothing served from this process's memory: the disk entry is read
+
+
+def _pil_warning_source(root: Path) -> None:
+    from tests.warning_images import palette_png
+
+    (_one_task(root) / "exhibit.png").write_bytes(palette_png())
+
+
+def _padded_deliverable(root: Path) -> None:
+    """A copy of the submissions with one deliverable padded past a configured 100 KB file limit."""
+    shutil.copytree(SUBMISSIONS, root / "submissions")
+    big = root / "submissions" / PADDED
+    big.write_text(big.read_text() + "\n" + "padding " * 20_000)
+    (root / "limits.yaml").write_text("input_limits:\n  max_file_bytes: 100000\n")
+
+
+PADDED = "claude-average/commercial-contracts/force-majeure-response/scenario-01/response_letter.md"
+
+
+def _calibrated_run(root: Path) -> None:
+    """A run calibrated once against its ground truth (calibration.json), and labels matching nothing."""
+    from jobs.calibrate import calibrate_run
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    truth = synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2)
+    build_run(str(root / "run"), truth, RunSpec(run_id="run-cal"))
+    (root / "truth.json").write_text(json.dumps(truth))
+    calibrate_run(str(root / "run"), str(root / "truth.json"))
+    (root / "labels.jsonl").write_text(json.dumps({"type": "verdict", "system": "nobody", "task_id": "none/x",
+                                                   "criterion_id": "C-001", "verdict": "pass"}) + "\n")
+
+
+def _two_runs_in_common_nothing(root: Path) -> None:
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    build_run(str(root / "run"), synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2), RunSpec(run_id="run-a"))
+    other = synthetic_ground_truth(seed=6, n_tasks=3, n_criteria=2)  # every system renamed: no common submission
+    other = {**other, "verdicts": {f"{s}-v2": v for s, v in other["verdicts"].items()},
+             "hallucinations": [{**h, "system": f"{h['system']}-v2"} for h in other["hallucinations"]]}
+    build_run(str(root / "other"), other, RunSpec(run_id="run-b"))
+
+
+def _truncated_run_record(root: Path) -> None:
+    (root / "run").mkdir()
+    (root / "run" / "run.json").write_text('{"run_id": "r')
 
 
 NO_KEYS: dict[str, str | None] = {"OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": None, "XAI_API_KEY": None}
@@ -155,4 +239,59 @@ CLI_CASES: list[CliCase] = [
             "exit 1 naming every vendor and variable (was: 3 × N abstentions, exit 0)",
             lambda root, ep: ["grade", str(LEASE), "-d", str(ABSTRACT), "--vendors", "real"], 1,
             (f"error: {KEY_MESSAGE}",), env=NO_KEYS),
+    CliCase("status-path-with-markup", "24", "`tribunal status 'x[/]y'` (not a run; rich markup in the path)",
+            "exit 1, one line naming the path verbatim (was a traceback)",
+            lambda root, ep: ["status", str(root / "x[/]y")], 1,
+            ("error: {root}/x[/]y: not a run folder (no run.json)",)),
+    CliCase("status-truncated-run-record", "24", "`tribunal status` of a run whose run.json is cut in half",
+            "exit 1: `<run>/run.json: not a readable run record (…)` (was a traceback); the file left as it is",
+            lambda root, ep: ["status", str(root / "run")], 1,
+            ("error: {root}/run/run.json: not a readable run record (Unterminated string",),
+            breaks=_truncated_run_record, keeps=("run/run.json",)),
+    CliCase("estimate-applies-input-limits", "24", "`estimate -c` with `max_file_bytes` lowered under one padded deliverable",
+            "priced as a sweep would load it: 31 of 32 submissions, and what it left out listed as `file: reason` "
+            "(was: 32 priced without a word)",
+            lambda root, ep: ["estimate", str(SAMPLE), "-s", str(root / "submissions"), "--fast",
+                              "-c", str(root / "limits.yaml")], 0,
+            ("left out of the estimate (a sweep would leave them out too): 1 input(s)",
+             f"{{root}}/submissions/{PADDED}: deliverable 'letter': file is larger than "
+             "input_limits.max_file_bytes = 97.7 KB", "estimate (online): 31 submissions"),
+            breaks=_padded_deliverable),
+    CliCase("calibrate-labels-match-nothing", "24", "`calibrate --labels` whose labels match no submission of the run",
+            "exit 1, `<labels>: no label matches a complete grading of run …; nothing was written`; the earlier "
+            "calibration.json untouched, no new calibration file (was: exit 0, calibration.json overwritten)",
+            lambda root, ep: ["calibrate", str(root / "run"), "--labels", str(root / "labels.jsonl")], 1,
+            ("error: {root}/labels.jsonl: no label matches a complete grading of run run-cal (1 labelled "
+             "submission(s): 1 not in the run, 0 not complete); nothing was written",),
+            breaks=_calibrated_run, keeps=("run/calibration.json", "run/calibration.parquet"),
+            leaves_nothing="run/calibration-*"),
+    CliCase("max-cost-zero", "24", "`sweep --max-cost 0`",
+            "usage error (exit 2) before anything is loaded or Ray starts: `0 is not a spending cap: give a positive "
+            "amount in USD`; no run folder (was: exit 1 \"preflight failed\" after starting Ray, a run folder left)",
+            lambda root, ep: ["sweep", str(SAMPLE), "-s", str(SUBMISSIONS), "-o", str(root / "runs"),
+                              "--vendors", "offline", "--max-cost", "0"], 2,
+            ("Invalid value for '--max-cost': 0 is not a spending cap: give a positive amount in USD",),
+            leaves_nothing="runs"),
+    CliCase("compare-nothing-in-common", "24", "`compare` of two runs with no submission in common",
+            "exit 1: `<run B>: no submission is complete in both runs (12 in A only, 12 in B only): there is nothing "
+            "to compare` (was: exit 0, every rank marked changed)",
+            lambda root, ep: ["compare", str(root / "run"), str(root / "other")], 1,
+            ("error: {root}/other: no submission is complete in both runs (12 in A only, 12 in B only): "
+             "there is nothing to compare",),
+            breaks=_two_runs_in_common_nothing),
+    CliCase("damaged-document-cache-entry", "24", "`validate` with the converted-PDF entry of the cache not valid JSON",
+            "validated (exit 0), one warning naming the entry: `<entry>: damaged cache entry discarded and rebuilt "
+            "from its input (not valid JSON …)` (was a ValidationError traceback); the entry rebuilt",
+            lambda root, ep: ["validate", str(root / "bench")], 0,
+            ("No problems found",), breaks=_damaged_cache_entry, env={"TRIBUNAL_CACHE_DIR": "{root}/cache"},
+            once=(f"{{root}}/{_cache_entry_rel()}: damaged cache entry discarded and rebuilt from its input "
+                  "(not valid JSON",)),
+    CliCase("pil-warning-in-a-source", "24", "`validate` of a task whose PNG makes PIL warn (palette transparency as bytes)",
+            "validated (exit 0), one warning line `<file>: Palette images with Transparency expressed in bytes should "
+            "be converted to RGBA images (UserWarning from PIL)`; no raw `warnings.warn` output",
+            lambda root, ep: ["validate", str(root / "bench")], 0,
+            ("No problems found",), breaks=_pil_warning_source,
+            once=(f"{{root}}/bench/tasks/{MSA}/documents/exhibit.png: Palette images with Transparency expressed in "
+                  "bytes should be converted to RGBA images (UserWarning from PIL)",),
+            absent=("Traceback", "warnings.warn", "UserWarning:")),
 ]
