@@ -88,7 +88,10 @@ class VendorActor:
         self.siblings = siblings or []  # names of the account's other actors: told of a 429
         self._sibling_handles: dict[str, Any] = {}
         self._telling: set[asyncio.Future[Any]] = set()
-        self.ledger = ledger  # a CostCapActor handle when the sweep has --max-cost
+        # the name of the sweep's CostCapActor when it has --max-cost: a name, not a handle, since
+        # an actor that restarts (max_restarts) must not hold another actor's handle among its
+        # constructor arguments (Ray logs an ERROR line on the driver's terminal for each)
+        self.ledger: str | None = ledger
         self.run_id = run_id
         self.stored_run_uris = stored_run_uris  # this run's folder first
         self.batch = BatchConfig.model_validate(batch) if batch else None
@@ -243,10 +246,18 @@ class CostCapActor:
 
 
 class RemoteLedger:
-    """The `Ledger` protocol on top of a `CostCapActor` handle (used inside vendor actors)."""
+    """The `Ledger` protocol on top of the `CostCapActor` of that name (used inside vendor actors)."""
 
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._handle: Any = None
+
+    @property
+    def handle(self) -> Any:
+        """The ledger actor, looked up once, when first used."""
+        if self._handle is None:
+            self._handle = ray.get_actor(self.name)
+        return self._handle
 
     async def reserve(self, worst_usd: list[float]) -> list[bool]:
         granted: list[bool] = await self.handle.reserve.remote(worst_usd)

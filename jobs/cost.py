@@ -6,6 +6,7 @@ and what to print. The rules themselves live in `evalcore.grading.estimate` and 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,8 @@ class CostWatch:
     pending: int
     ledger: Any = None
     max_cost_usd: float | None = None
+    ledger_name: str | None = None
+    """The ledger actor's name: what the vendor actors are given (`jobs.actors.RemoteLedger`)."""
     _capped: bool = False
 
     @classmethod
@@ -32,9 +35,10 @@ class CostWatch:
         cls, config: TribunalConfig, tasks: dict[str, Task], pending: Iterable[Submission], max_cost_usd: float | None
     ) -> CostWatch:
         est = estimate(tasks, pending, config, fast=True)
-        ledger = CostCapActor.remote(max_cost_usd) if max_cost_usd is not None else None  # type: ignore[attr-defined]
+        name = f"tribunal-cost-cap-{uuid.uuid4().hex}" if max_cost_usd is not None else None
+        ledger = CostCapActor.options(name=name).remote(max_cost_usd) if name is not None else None  # type: ignore[attr-defined]
         # priced as the sweep runs: at batch prices in batch mode (est.pricing)
-        return cls(est.cost_usd.get(est.pricing, 0.0), est.submissions, ledger, max_cost_usd)
+        return cls(est.cost_usd.get(est.pricing, 0.0), est.submissions, ledger, max_cost_usd, name)
 
     def state(self) -> CapState | None:
         """The ledger's state, or None without a cap."""

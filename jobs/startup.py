@@ -61,7 +61,7 @@ def init_ray(address: str, env: dict[str, str], *, attempts: int = 3, **extra: A
 
 
 def start_actors(
-    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None, detach: bool = False
+    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: str | None = None, detach: bool = False
 ) -> dict[str, vendor_pool.VendorPool]:
     """The VendorActors of each vendor account, keyed by entry (one, or N for an account one actor
     cannot carry: `jobs/vendor_pool.py`), named per run so a driver restart finds them.

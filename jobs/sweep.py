@@ -164,7 +164,7 @@ def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_loc
             watch = CostWatch.start(opts.config, tasks, intake.pending(), opts.max_cost_usd)  # the one read
             summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
             summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
-            actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger,
+            actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger_name,
                                   opts.detach)
             failed = grade_shards(opts, run, summary, intake.shards(), tasks, watch, actors, console)
         finish(summary, rejected, watch, t0, opts.config, console, journal_before=journal_before)

@@ -61,7 +61,7 @@ def actor_name(run_id: str, vendor: str, index: int, n: int) -> str:
 
 
 def start_pools(
-    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: Any = None, detach: bool = False
+    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: str | None = None, detach: bool = False
 ) -> dict[str, VendorPool]:
     """N actors per vendor account (N = 1 for most; `actor_count`), spread over nodes; each entry's
     pool holds its account's actors.
@@ -79,7 +79,7 @@ def start_pool(
     cfg: VendorConfig,
     run_id: str,
     stored_runs: list[str],
-    ledger: Any = None,
+    ledger: str | None = None,
     batch: dict[str, Any] | None = None,
     detach: bool = False,
     n: int | None = None,
@@ -92,7 +92,7 @@ def start_account(
     members: list[VendorConfig],
     run_id: str,
     stored_runs: list[str],
-    ledger: Any = None,
+    ledger: str | None = None,
     batch: dict[str, Any] | None = None,
     detach: bool = False,
     n: int | None = None,
