@@ -10,7 +10,9 @@
   the same leaderboard as an uninterrupted run.
 
 Real local Ray, the real CLI (a child process where a kill or a full disk must reach the Ray
-workers, in-process for the resumes), real vendor SDKs against the emulators, moto S3.
+workers, in-process for the resumes), real vendor SDKs against the emulators, moto S3. Every sweep
+here grades the small sample (`small_sample`: 8 submissions): what these tests check is the run's
+files, the lock and the exit codes, which the number of submissions does not change.
 """
 
 from __future__ import annotations
@@ -39,14 +41,13 @@ from jobs.cli import EXIT_BAD_INPUT, EXIT_INCOMPLETE, app
 from jobs.run_identity import KILL_AT_ENV
 from jobs.run_lock import lease_uri
 from tests.conftest import create_bucket
-from tests.jobs.conftest import SAMPLE, emulated_config
+from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config
 
 pytestmark = [pytest.mark.ray]
 
 ROOT = Path(__file__).resolve().parents[2]
-SUBMISSIONS = SAMPLE / "submissions"
-TOTAL = 32
-"""Submissions in the sample (4 systems x 8 tasks)."""
+TOTAL = SMALL_SUBMISSIONS
+"""Submissions in the small sample (4 systems x 2 tasks)."""
 runner = CliRunner()
 
 
@@ -73,8 +74,8 @@ def output(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("runs")
 
 
-def _offline(output: Path, run_id: str, *more: str) -> list[str]:
-    return ["sweep", str(SAMPLE), "-s", str(SUBMISSIONS), "-o", str(output), "--run-id", run_id,
+def _offline(sample: Path, output: Path, run_id: str, *more: str) -> list[str]:
+    return ["sweep", str(sample), "-s", str(sample / "submissions"), "-o", str(output), "--run-id", run_id,
             "--vendors", "offline", "--shard-size", "2", "--max-in-flight", "2", "--no-progress", *more]
 
 
@@ -120,14 +121,14 @@ class _StallAfterPreflight:
 
 
 def test_a_second_sweep_on_a_running_run_is_refused_and_every_call_the_first_paid_is_in_its_tables(
-    ray_local, s3_server, tmp_path
+    ray_local, s3_server, small_sample: Path, tmp_path
 ) -> None:
     bucket = create_bucket(s3_server)
     cfg_file = tmp_path / "cfg.yaml"
     run = f"s3://{bucket}/runs/twice"
-    args = ["sweep", str(SAMPLE), "-s", str(SUBMISSIONS), "-o", f"s3://{bucket}/runs", "--run-id", "twice",
-            "--vendors", "real", "--config", str(cfg_file), "--shard-size", "2", "--max-in-flight", "2",
-            "--no-progress", "--no-reduce"]
+    args = ["sweep", str(small_sample), "-s", str(small_sample / "submissions"), "-o", f"s3://{bucket}/runs",
+            "--run-id", "twice", "--vendors", "real", "--config", str(cfg_file), "--shard-size", "2",
+            "--max-in-flight", "2", "--no-progress", "--no-reduce"]
     stall = _StallAfterPreflight()
     with start_in_thread(responder=stall) as emus:
         cfg_file.write_text(yaml.safe_dump(emulated_config(emus.endpoints).model_dump(mode="json")))
@@ -149,7 +150,7 @@ def test_a_second_sweep_on_a_running_run_is_refused_and_every_call_the_first_pai
         sent = sum(v.requests for v in emus.stats().values())
     message = " ".join(second.output.split())
     assert second.exit_code == EXIT_BAD_INPUT, message
-    assert f"error: {run} is locked by another command: `tribunal sweep {SAMPLE}" in message
+    assert f"error: {run} is locked by another command: `tribunal sweep {small_sample}" in message
     assert f"(pid {first.pid} on host " in message and " since " in message and "lock-000001.json" in message
     assert f"Pid {first.pid} is still running on this host" in message
     assert "Traceback" not in message
@@ -172,10 +173,10 @@ def test_a_second_sweep_on_a_running_run_is_refused_and_every_call_the_first_pai
 
 @pytest.mark.parametrize("point", ["attempt", "shard:2", "tables"])
 def test_a_sweep_killed_at_any_point_then_resumed_never_overwrites_a_file_of_the_run(
-    ray_local, output: Path, point: str
+    ray_local, small_sample: Path, output: Path, point: str
 ) -> None:
     run_id = f"killed-{point.replace(':', '')}"
-    args = _offline(output, run_id, "--no-reduce")
+    args = _offline(small_sample, output, run_id, "--no-reduce")
     killed = _run_child(args, _child_env(**{KILL_AT_ENV: point}))
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-3000:]
     run = output / run_id
@@ -218,10 +219,11 @@ def _scores(lb: dict) -> dict:
 
 
 def test_a_full_disk_exits_3_naming_the_file_and_a_copy_resumed_elsewhere_gives_the_same_leaderboard(
-    ray_local, output: Path, tmp_path: Path, monkeypatch
+    ray_local, small_sample: Path, output: Path, tmp_path: Path, monkeypatch
 ) -> None:
     full = output / "full"
-    failed = _run_child(_offline(output, "full"), _child_env(**{fs.FULL_DISK_ENV: str(full / "verdicts")}))
+    failed = _run_child(_offline(small_sample, output, "full"),
+                        _child_env(**{fs.FULL_DISK_ENV: str(full / "verdicts")}))
     err = " ".join(failed.stderr.split())
     assert failed.returncode == EXIT_INCOMPLETE, err[-3000:]
     assert f"error: {full}/verdicts/part-" in err and ".parquet: no space left on the device; the sweep stopped" in err
@@ -233,7 +235,7 @@ def test_a_full_disk_exits_3_naming_the_file_and_a_copy_resumed_elsewhere_gives_
 
     elsewhere = tmp_path / "elsewhere"
     shutil.copytree(full, elsewhere / "full")
-    resumed = runner.invoke(app, _offline(elsewhere, "full"), env={"COLUMNS": "300"})
+    resumed = runner.invoke(app, _offline(small_sample, elsewhere, "full"), env={"COLUMNS": "300"})
     assert resumed.exit_code == 0, resumed.output[-3000:]
     assert _all_complete(str(elsewhere / "full"))
     calls = read_table(str(elsewhere / "full"), "calls")
@@ -243,7 +245,7 @@ def test_a_full_disk_exits_3_naming_the_file_and_a_copy_resumed_elsewhere_gives_
     # the file named, no traceback; `tribunal reduce` once there is room
     clean = tmp_path / "clean"
     monkeypatch.setenv(fs.FULL_DISK_ENV, str(clean / "full" / "leaderboard.json"))
-    reduce_failed = runner.invoke(app, _offline(clean, "full"), env={"COLUMNS": "300"})
+    reduce_failed = runner.invoke(app, _offline(small_sample, clean, "full"), env={"COLUMNS": "300"})
     text = " ".join(reduce_failed.output.split())
     assert reduce_failed.exit_code == EXIT_INCOMPLETE, text[-3000:]
     assert f"error: {clean}/full/leaderboard.json: no space left on the device" in text

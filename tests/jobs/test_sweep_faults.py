@@ -1,7 +1,13 @@
-"""Vendor faults at scale, on a real local Ray cluster with the real SDKs against the emulators:
-10 % 429 / 5 % 5xx / 3 % malformed answers / 1 % hung requests over 300 synthetic submissions give
-exactly the fault-free run's leaderboard (re-running whatever the faults left incomplete, as a
-user would). Short retry delays and a 10 s request timeout (a hang is 60 s) keep it inside CI's budget."""
+"""Vendor faults, on a real local Ray cluster with the real SDKs against the emulators: 10 % 429 /
+5 % 5xx / 3 % malformed answers / 1 % hung requests over 15 graded synthetic submissions (~200
+requests per vendor) give exactly the fault-free run's leaderboard (re-running whatever the faults
+left incomplete, as a user would). Short retry delays and a 10 s request timeout (a hang is 60 s)
+keep it inside CI's budget.
+
+The faults are drawn from the emulators' seeded RNG in the order requests arrive, so which fault
+the n-th request to a vendor meets is known from the seed (`_requests_for_every_fault`): the test
+checks that the fault-free run sends every vendor enough requests that the faulty run's certainly
+meet every fault kind, rather than relying on a large run to make that likely."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import pytest
 from evalcore.config.models import RateLimits, RetryPolicy, TribunalConfig
 from evalcore.emulators import EmulatorConfig, OfflineResponder
 from evalcore.emulators._config import FaultRates
+from evalcore.emulators._engine import Engine
 from evalcore.emulators._set import start_in_thread
 from jobs.reduce import reduce_run
 from jobs.sweep import SweepOptions, SweepSummary, run_sweep
@@ -19,22 +26,30 @@ from tests.jobs.conftest import SAMPLE, emulated_config
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(1500)]
 
-N_SUBMISSIONS = 330
-GRADED = 300
+N_SUBMISSIONS = 16
+GRADED = 15
 """`tribunal synth` empties some deliverables, which the loader rejects (an empty deliverable is never
-paid for): 330 synthetic submissions (seed 7) give 300 graded ones."""
+paid for): 16 synthetic submissions (seed 7; two systems x the sample's 8 tasks) give 15 graded ones,
+194 rubric calls per judge vendor (one per criterion), the auditor's calls on top for OpenAI's."""
 FAULTS = FaultRates(rate_limit=0.10, server_error=0.05, malformed=0.03, hang=0.01,
                     rate_limit_retry_after_s=0.02, hang_s=60.0)
+EMULATOR_SEED = 11
+RATE_LIMITED_SHARE = 0.05
+"""429s are more than this share of the calls paid. 10 % of the requests are asked for; a short
+run's share of the seeded sequence can be below that, so the test checks (`_requests_for_every_fault`)
+that every vendor gets enough requests for the share to stay above this one. Every call paid is one
+request answered, so 429s above this share of the requests are above it of the calls paid."""
 HANG_TIMEOUT_S = 10.0
 """A hung request (60 s) is abandoned after this long and retried (the SDK's own request timeout). The
 timeout also covers the client's own work on the answer: at 2 s, a loaded CI machine timed out
 fault-free requests (CI, 2026-12-01)."""
 SHARDS_IN_FLIGHT = 8
 SHARD_SIZE = -(-GRADED // SHARDS_IN_FLIGHT)
-"""Every shard in flight at once (the graded submissions cut in 8 shards of up to 38): a shard
+"""Every shard in flight at once (the graded submissions cut in 8 shards of up to 2): a shard
 waits for its slowest request, and with faults nearly every shard has a hung one (10 s each time);
-with shards of 10 (30 shards, 8 at a time) the faulty run waited those out in four waves, one after
-another. The shards' size changes nothing the test checks (the same options for both runs)."""
+with 300 submissions in shards of 10 (30 shards, 8 at a time) the faulty run waited those out in
+four waves, one after another. The shards' size changes nothing the test checks (the same options
+for both runs)."""
 WIRE_SLOTS = 32
 """Attempts on the wire per vendor client. The emulators answer in one thread of this process (next
 to the sweep's driver); at the default 512 per client, two actors per account queue ~1,000 requests
@@ -63,9 +78,29 @@ def _fast(cfg: TribunalConfig) -> TribunalConfig:
     return cfg.model_copy(update={"judges": [fix(j) for j in cfg.judges], "auditor": fix(cfg.auditor)})
 
 
+def _requests_for_every_fault(faults: FaultRates, seed: int, horizon: int = 20_000) -> int:
+    """The fewest requests after which an emulator with these faults and seed has certainly injected
+    every fault kind, and 429s stay above `RATE_LIMITED_SHARE` of the requests so far (to `horizon`).
+
+    Each emulator draws its faults from its own RNG seeded alike, one draw per request in arrival
+    order (`Engine._next_behaviour`), so every vendor meets the same sequence whatever the
+    concurrency: the n-th request to a vendor meets the n-th fault of this one."""
+    engine = Engine("any", EmulatorConfig(faults=faults, seed=seed), OfflineResponder(), "probe-")
+    kinds = [type(engine._next_behaviour()).__name__ for _ in range(horizon)]
+    wanted = ("RateLimited", "ServerError", "Malformed", "Hang")
+    every_kind = max(kinds.index(kind) + 1 for kind in wanted)
+    rate_limited, share_held_from = 0, 1
+    for n, kind in enumerate(kinds, 1):
+        rate_limited += kind == "RateLimited"
+        if rate_limited <= RATE_LIMITED_SHARE * n:
+            share_held_from = n + 1
+    assert share_held_from < horizon // 2, "429s fall below the share late in the sequence: raise the horizon"
+    return max(every_kind, share_held_from)
+
+
 def _sweep(manifest: Path, output: Path, faults: FaultRates | None) -> tuple[SweepSummary, list[SweepSummary], dict]:
     """One sweep, then re-runs of the same command until nothing is left incomplete (at most 3)."""
-    config = EmulatorConfig(faults=faults or FaultRates(), seed=11)
+    config = EmulatorConfig(faults=faults or FaultRates(), seed=EMULATOR_SEED)
     with start_in_thread(config, responder=OfflineResponder()) as emus:
         cfg = _fast(emulated_config(emus.endpoints))
         opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(manifest), output=str(output), config=cfg,
@@ -95,8 +130,14 @@ def _scores(run: str) -> dict:
 def test_injected_vendor_faults_leave_the_leaderboard_identical_to_the_fault_free_run(
     ray_local, manifest: Path, tmp_path: Path
 ) -> None:
-    clean, clean_reruns, _ = _sweep(manifest, tmp_path / "clean", None)
+    clean, clean_reruns, clean_stats = _sweep(manifest, tmp_path / "clean", None)
     assert clean.complete == GRADED and not clean_reruns
+    # every call of the fault-free run is sent to the faulty emulators at least once (retries on
+    # top), so each vendor's fault-free requests bound the faulty run's from below: enough of them
+    # that every vendor certainly meets every fault kind, and 429s at about the rate asked for
+    needed = _requests_for_every_fault(FAULTS, EMULATOR_SEED)
+    sent = {vendor: s["requests"] for vendor, s in clean_stats.items()}
+    assert min(sent.values()) >= needed, (sent, needed)
 
     faulty, reruns, injected = _sweep(manifest, tmp_path / "faulty", FAULTS)
     last = (reruns or [faulty])[-1]
@@ -105,6 +146,6 @@ def test_injected_vendor_faults_leave_the_leaderboard_identical_to_the_fault_fre
     # the faults really happened, at about the rates asked for, on every vendor
     for vendor, s in injected.items():
         assert s["rate_limited"] > 0 and s["server_errors"] > 0 and s["malformed"] > 0 and s["hangs"] > 0, vendor
-    assert faulty.rate_limited > 0.05 * faulty.paid_calls
+    assert faulty.rate_limited > RATE_LIMITED_SHARE * faulty.paid_calls
 
     assert _scores(last.run_uri) == _scores(clean.run_uri)
