@@ -7,7 +7,6 @@ The multi-node limit test is `test_vendor_pool_multinode.py`; the split's arithm
 from __future__ import annotations
 
 import asyncio
-import shutil
 
 import pytest
 
@@ -18,7 +17,7 @@ from jobs.actors import RemoteVendor
 from jobs.sweep import SweepOptions, config_fingerprint, run_sweep
 from jobs.vendor_pool import VendorPool, actor_name, add_up, pool_vendor
 
-from .conftest import SAMPLE
+from .conftest import SMALL_SUBMISSIONS
 
 
 def test_one_actor_keeps_its_name_and_is_talked_to_as_before() -> None:
@@ -64,16 +63,16 @@ def test_the_number_of_actors_does_not_change_the_run() -> None:
 
 
 @pytest.mark.ray
-def test_a_sweep_with_a_judge_over_three_actors_grades_everything_and_counts_its_calls_once(ray_local, tmp_path) -> None:
+def test_a_sweep_with_a_judge_over_three_actors_grades_everything_and_counts_its_calls_once(
+    ray_local, small_sample, tmp_path
+) -> None:
     cfg = load_config(vendors="offline")
     cfg = cfg.model_copy(update={"judges": [cfg.judges[0].model_copy(update={"actors": 3}), *cfg.judges[1:]]})
-    subs = tmp_path / "subs"  # one system's 8 submissions: lean
-    system = sorted(p for p in (SAMPLE / "submissions").iterdir() if p.is_dir())[0]
-    shutil.copytree(system, subs / system.name)
-    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(subs), output=str(tmp_path / "runs"),
-                        config=cfg, vendors=VendorMode.OFFLINE, run_id="pool", progress=False, shard_size=4)
+    opts = SweepOptions(benchmark=str(small_sample), submissions=str(small_sample / "submissions"),
+                        output=str(tmp_path / "runs"), config=cfg, vendors=VendorMode.OFFLINE, run_id="pool",
+                        progress=False, shard_size=4)
     summary = run_sweep(opts)
-    assert summary.complete == 8 and not summary.failed_shards
+    assert summary.complete == SMALL_SUBMISSIONS and not summary.failed_shards
     judge = cfg.judges[0].name
     assert summary.vendor_stats[judge]["actors"] == 3
     calls = read_table(str(tmp_path / "runs" / "pool"), "calls").to_pylist()
