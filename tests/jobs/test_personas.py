@@ -37,11 +37,15 @@ LABELS = str(SAMPLE / "ground_truth.json")
 
 
 def _sweep(cfg: Any, personas_file: Path, output: Path, run_id: str, reuse: list[str]) -> Any:
+    """The whole sample, in one shard: the statistics need every submission (the self-family bias is
+    bootstrapped over claude-average's 8 gradings against the 16 of the other two families, the
+    auditor's recall over the labels of all four systems), and one shard starts the fewest Ray
+    workers (the personas' answers hang on the content alone, never on the shard layout)."""
     panel = load_personas(str(personas_file), cfg, str(SAMPLE), str(SAMPLE / "submissions"))
     with vendor_mode(cfg, "emulated", panel) as run_cfg:
         return run_sweep(SweepOptions(
             benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=str(output), config=run_cfg,
-            vendors="emulated", run_id=run_id, progress=False, shard_size=8, max_in_flight=4, reuse=reuse,
+            vendors="emulated", run_id=run_id, progress=False, shard_size=32, max_in_flight=1, reuse=reuse,
         ))
 
 
