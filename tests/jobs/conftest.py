@@ -71,11 +71,6 @@ suite's time."""
 def small_sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the sample cut to `SMALL_TASKS`: `<root>/tasks/...` and `<root>/submissions/...`
     (the same layout, so `tribunal sweep ROOT -s ROOT/submissions` works as on the sample)."""
-    import shutil
+    from tests.jobs.samples import cut_sample
 
-    root = tmp_path_factory.mktemp("small-sample")
-    for task in SMALL_TASKS:
-        shutil.copytree(SAMPLE / "tasks" / task, root / "tasks" / task)
-        for system in sorted(p.name for p in (SAMPLE / "submissions").iterdir() if p.is_dir()):
-            shutil.copytree(SAMPLE / "submissions" / system / task, root / "submissions" / system / task)
-    return root
+    return cut_sample(tmp_path_factory.mktemp("small-sample"), SMALL_TASKS)
