@@ -83,7 +83,9 @@ def paged_documents(benchmark: str) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-@ray.remote(num_cpus=0.25, max_retries=2)
+# One CPU each, like any CPU-bound task (parsing a PDF's pages): at 0.25 a 2-core node started 8
+# worker processes for a benchmark's few scans (~2 s of CPU each to start), more than the planning
+@ray.remote(num_cpus=1, max_retries=2)
 def plan_document(uri: str, kind: str, cache_uri: str, limits: InputLimits) -> tuple[list[int], int]:
     """(pages of one document that still need OCR, pages already in the cache), read within the
     run's input ``limits``: a document over them plans nothing."""
