@@ -18,8 +18,11 @@ ones end (`_admit`); with --detach it is not sent (its requests are pending: the
 them). A batch the vendor refuses anyway (another process on the same key filled the queue: OpenAI
 accepts it, then fails it with `token_limit_exceeded`) is journalled with its requests `refused`
 (nothing was processed or billed), logged, and its requests are sent again once there is room:
-after one of this queue's batches ends, or, with none open, after a backoff that doubles from
-`poll_interval_s`; a refusal is not an attempt of the request, up to `MAX_REFUSALS`.
+after one of this queue's batches ends or after a backoff that doubles from `poll_interval_s`,
+whichever is first; a refusal is not an attempt of the request, up to `MAX_REFUSALS`. The limit
+the refusal states (OpenAI's message: "Limit: N enqueued tokens") replaces this queue's when it is
+lower or none was set (`_learn`), so no batch is larger than the vendor can ever accept; batches
+already closed larger than it are not sent but split again (`_Resplit`).
 
 Never paying twice:
 * a batch's id and the request hashes in it are written to the journal (`evalcore.vendors.batch.journal`)
@@ -68,6 +71,7 @@ import hmac
 import logging
 import math
 import random
+import re
 import secrets
 import time
 from collections import Counter
@@ -102,6 +106,9 @@ MAX_REFUSAL_BACKOFF_S = 1800.0
 """The longest wait before sending again after a refusal when none of this queue's batches is open."""
 CHARS_PER_TOKEN = 4.0
 """Floor of a request's input-token estimate when it carries none (`input_tokens`)."""
+_VENDOR_LIMIT = re.compile(r"Limit: ([\d,]+) enqueued tokens")
+"""The limit in OpenAI's refusal ("Enqueued token limit reached for <model> in organization <org>.
+Limit: 90,000 enqueued tokens. Please try again once some in_progress batches have been completed.")."""
 
 
 class BatchPending(VendorError):
@@ -150,6 +157,11 @@ class _Refused(Exception):
 
 class _Held(Exception):
     """--detach: the batch does not fit in the vendor's batch queue now, and nothing here will wait."""
+
+
+class _Resplit(Exception):
+    """The batch was closed before the vendor's lower queue limit was learned and exceeds it: not
+    sent; its requests are queued again (split at that limit)."""
 
 
 @dataclass
@@ -289,6 +301,7 @@ class BatchingVendor:
         self._admission = asyncio.Lock()  # batches waiting for room go in the order they were closed
         self._gate_closed = False  # after a refusal: nothing is sent until a batch ends or the backoff passes
         self._refusal_streak = 0
+        self._limits = api.cfg.batch_limits  # with the vendor's queue limit once a refusal told it (`_learn`)
         self._reopen: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._flush_timer: asyncio.Task[None] | None = None
@@ -360,6 +373,9 @@ class BatchingVendor:
                     self.stats["resent_after_refusal"] += 1
                     continue
                 failure = Failure(ErrorKind.TRANSIENT, None, f"{exc.cause} (refused {refusals} times)")
+            except _Resplit:
+                state.attempts -= 1  # nothing was sent
+                continue
             except _CapRefused:
                 self.stats["cap_refused"] += 1
                 raise refusal(self.name, self.model, state.attempts - 1) from None
@@ -474,12 +490,13 @@ class BatchingVendor:
         cid = custom_id(request)
         queued = self._queue.get(cid)
         if queued is None:
-            limits = self.cfg.batch_limits
+            limits = self._limits
             queued = _Queued(request, schema, self.api.request_bytes(request, schema), input_tokens(request))
             if limits.max_enqueued_tokens is not None and queued.tokens > limits.max_enqueued_tokens:
-                raise _SubmitFailed(ErrorKind.FATAL, f"the request's ~{queued.tokens:,} input tokens exceed "
-                                    f"{self.name}'s batch_limits.max_enqueued_tokens ({limits.max_enqueued_tokens:,}): "
-                                    "no batch can hold it")
+                whose = ("the vendor's batch queue limit" if self.stats["vendor_enqueued_token_limit"]
+                         else f"{self.name}'s batch_limits.max_enqueued_tokens")
+                raise _SubmitFailed(ErrorKind.FATAL, f"the request's ~{queued.tokens:,} input tokens exceed {whose} "
+                                    f"({limits.max_enqueued_tokens:,} enqueued tokens): no batch can hold it")
             cause = split_cause(Held(len(self._queue), self._queue_bytes, self._queue_tokens),
                                 queued.size, queued.tokens, limits)
             if cause is not None:
@@ -517,7 +534,7 @@ class BatchingVendor:
 
     # ------------------------------------------------------------------ the vendor's batch queue
     def _fits(self, tokens: int) -> bool:
-        limit = self.cfg.batch_limits.max_enqueued_tokens
+        limit = self._limits.max_enqueued_tokens
         return not self._gate_closed and (limit is None or self._enqueued + tokens <= limit)
 
     async def _admit(self, tokens: int) -> None:
@@ -570,12 +587,35 @@ class BatchingVendor:
         self._gate_closed = False
         self._room.set()
 
+    def _learn(self, reason: str) -> None:
+        """Take the vendor's batch queue limit from its refusal when it is below this queue's: no
+        batch is then larger than the vendor can ever accept (one configured too high, or none)."""
+        found = _VENDOR_LIMIT.search(reason)
+        if found is None:
+            return
+        vendor = int(found.group(1).replace(",", ""))
+        ours = self._limits.max_enqueued_tokens
+        if vendor <= 0 or (ours is not None and ours <= vendor):
+            return
+        self._limits = self._limits.model_copy(update={"max_enqueued_tokens": vendor})
+        self.stats["vendor_enqueued_token_limit"] = vendor
+        log.warning("%s: the vendor's batch queue limit is %s enqueued tokens (its refusal says so), below this "
+                    "queue's %s: batches now hold at most that", self.name, f"{vendor:,}",
+                    "(none)" if ours is None else f"{ours:,}")
+
     async def _submit(self, items: dict[str, _Queued], closed_by: SplitCause) -> None:
         tokens = sum(q.tokens for q in items.values())
+        limit = self._limits.max_enqueued_tokens
+        if limit is not None and tokens > limit:  # closed before the vendor's lower limit was learned
+            for q in items.values():
+                if not q.batch.done():
+                    q.batch.set_exception(_Resplit())
+                    q.batch.exception()
+            return
         try:
             await self._admit(tokens)
         except _Held:
-            limit = self.cfg.batch_limits.max_enqueued_tokens
+            limit = self._limits.max_enqueued_tokens
             why = ("the vendor refused a batch at its batch queue limit just now" if self._gate_closed or limit is None
                    else f"this queue's open batches hold ~{self._enqueued:,} of the {limit:,} enqueued tokens allowed")
             self.stats["batches_held_detached"] += 1
@@ -702,7 +742,7 @@ class BatchingVendor:
         for record in self.journal.records.values():
             if record.phase == "submitted" and record.batch_id and record.batch_id not in self._open:
                 self._track(record.batch_id, record.input_tokens)
-                if self.cfg.batch_limits.max_enqueued_tokens is not None:
+                if self._limits.max_enqueued_tokens is not None:
                     task = asyncio.ensure_future(self._result_of(record.batch_id, ""))
                     self._background.add(task)
                     task.add_done_callback(self._quietly_done)
@@ -976,6 +1016,7 @@ class BatchingVendor:
         requests are marked `refused` (no waiter takes an answer from it, in this run or the next),
         and sent again once there is room (`_close_gate`, first: nothing is sent meanwhile)."""
         self._close_gate()
+        self._learn(reason)
         record.outcomes = dict.fromkeys(record.requests, "refused")
         record.phase = "collected"
         record.collected_at = time.time()

@@ -311,3 +311,28 @@ async def test_the_real_sdk_reads_a_refused_batch_as_failed_with_token_limit_exc
         finally:
             await client.close()
         assert batch.errors is not None and [e.code for e in batch.errors.data or []] == ["token_limit_exceeded"]
+
+
+async def test_a_queue_without_a_limit_learns_the_vendors_from_its_refusal_and_splits_at_it(
+    tmp_path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tokens = input_tokens(request(0))
+    limit = 3 * tokens
+    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+    async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
+        store = emus.openai.batches
+        cfg = vendor_config("openai", emus.endpoints()["openai"])  # no max_enqueued_tokens configured
+        vendor = batching(cfg, str(tmp_path), store)
+        try:
+            with caplog.at_level(logging.WARNING, logger="evalcore.vendors.batch.queue"):
+                replies = await vendor.complete_many([request(i) for i in range(8)], Verdict)
+        finally:
+            await vendor.aclose()
+        answered_once(replies, store, 8)
+        assert len(store.refusals) == 1  # the first batch, larger than the vendor ever accepts; never again
+        assert vendor.stats["vendor_enqueued_token_limit"] == limit
+        assert store.max_enqueued["openai-model"] <= limit
+        refused, *sent = load_all(str(tmp_path))["openai"]
+        assert len(refused.requests) == 8 and set(refused.outcomes.values()) == {"refused"}
+        assert [len(r.requests) for r in sent] == [3, 3, 2]
+        assert [r for r in caplog.records if f"batch queue limit is {limit:,} enqueued tokens" in r.getMessage()]
