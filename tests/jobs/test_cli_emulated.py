@@ -175,12 +175,12 @@ def test_emulate_with_personas_makes_the_judges_disagree(emulate: Served) -> Non
 
 @pytest.mark.ray
 def test_runs_against_emulators_record_vendors_emulated_either_way(
-    ray_local: None, emulate: Served, tmp_path: Path
+    ray_local: None, emulate: Served, small_sample: Path, tmp_path: Path
 ) -> None:
-    subs = tmp_path / "subs"
-    shutil.copytree(SAMPLE / "submissions" / "gpt-strong", subs / "gpt-strong")
+    subs = tmp_path / "subs"  # one system's submissions of the small sample's tasks: what a run is made of
+    shutil.copytree(small_sample / "submissions" / "gpt-strong", subs / "gpt-strong")
     out = tmp_path / "runs"
-    common = ["sweep", str(SAMPLE), "-s", str(subs), "-o", str(out), "--no-progress"]
+    common = ["sweep", str(small_sample), "-s", str(subs), "-o", str(out), "--no-progress"]
     direct = runner.invoke(app, [*common, "--run-id", "direct", "--vendors", "emulated", "--latency", "0.01",
                                  "--rpm", "3000"], env={"COLUMNS": "200"})
     assert direct.exit_code == 0, direct.output

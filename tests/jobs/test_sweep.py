@@ -1,5 +1,11 @@
 """The distributed sweep on a real local Ray cluster, real vendor SDKs against our emulators, and a
-real S3 protocol server (moto on 127.0.0.1): full sample to s3://, resume, reuse, crash safety."""
+real S3 protocol server (moto on 127.0.0.1): full sample to s3://, resume, reuse, crash safety.
+
+The whole sample is swept once (`s3_run`): the one place its totals are checked. Everything else
+(resume, reuse, a kill, a Ctrl-C, a preflight failure, a bad submission) is about a sweep's
+mechanics, which the number of submissions does not change: those run on the small sample
+(`tests/jobs/conftest.py::small_sample`, 8 submissions), and share one uninterrupted sweep of it
+(`small_run`) where they need a finished run or a reference."""
 
 from __future__ import annotations
 
@@ -15,15 +21,17 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 import yaml
+from typer.testing import CliRunner
 
 from evalcore.benchmark.loader import load_benchmark
-from evalcore.emulators import EmulatorConfig, FixedLatency, OfflineResponder
+from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
 from evalcore.storage import fs
 from evalcore.storage.store import RunRecord, read_json, read_table
+from jobs.cli import app
 from jobs.sweep import SweepOptions, run_sweep
 from tests.conftest import create_bucket
-from tests.jobs.conftest import SAMPLE, WRONG_KEY, WRONG_KEY_ENV, emulated_config
+from tests.jobs.conftest import SAMPLE, SMALL_SUBMISSIONS, WRONG_KEY, WRONG_KEY_ENV, emulated_config
 
 pytestmark = [pytest.mark.ray, pytest.mark.s3]
 
@@ -38,13 +46,21 @@ def _requests(emus) -> dict[str, int]:
     return {k: v.requests for k, v in emus.stats().items()}
 
 
-def _sweep(cfg, output: str, run_id: str, **kw) -> object:
+def _sweep(cfg, output: str, run_id: str, root: Path = SAMPLE, **kw) -> object:
+    """An in-process sweep of `root` (the sample's layout: tasks and `submissions/`) on the session's Ray."""
     kw = {"shard_size": 4, "max_in_flight": 4, **kw}
     opts = SweepOptions(
-        benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=output, config=cfg,
+        benchmark=str(root), submissions=str(root / "submissions"), output=output, config=cfg,
         vendors="emulated", run_id=run_id, progress=False, **kw,
     )
     return run_sweep(opts)
+
+
+def _cli_sweep(root: Path, output: str, run_id: str, cfg_file: Path) -> list[str]:
+    """`tribunal sweep` of `root` as a user types it, two submissions a shard, two shards in flight."""
+    return [sys.executable, "-m", "jobs.cli", "sweep", str(root), "-s", str(root / "submissions"),
+            "-o", output, "--run-id", run_id, "--vendors", "real", "--config", str(cfg_file),
+            "--shard-size", "2", "--max-in-flight", "2", "--no-progress", "--no-reduce"]
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +113,20 @@ def test_full_sample_sweep_to_s3_writes_every_table(s3_run) -> None:
     assert summary.cost_usd == pytest.approx(pc.sum(calls.column("cost_usd")).as_py(), rel=1e-9)
 
 
+@pytest.fixture(scope="module")
+def small_run(ray_local, s3_server, small_sample, emulators):
+    """One uninterrupted sweep of the small sample, two submissions a shard and two in flight (as
+    the interrupted sweeps below): the reference a killed and resumed run must equal, the finished
+    run a second run finds done, the run a swapped judge reuses. `sent`: the requests it cost."""
+    bucket = create_bucket(s3_server)
+    cfg = emulated_config(emulators.endpoints)
+    before = _requests(emulators)
+    summary = _sweep(cfg, f"s3://{bucket}/runs", "clean", root=small_sample, shard_size=2, max_in_flight=2)
+    sent = sum(_requests(emulators).values()) - sum(before.values())
+    assert summary.complete == SMALL_SUBMISSIONS
+    return {"bucket": bucket, "cfg": cfg, "summary": summary, "sent": sent}
+
+
 def test_each_tasks_grounding_index_is_built_once_however_many_shards_grade_the_task(s3_run) -> None:
     run = s3_run["summary"].run_uri
     subs = read_table(run, "submissions")
@@ -106,27 +136,28 @@ def test_each_tasks_grounding_index_is_built_once_however_many_shards_grade_the_
     assert s3_run["summary"].source_indexes_built == len(tasks)
 
 
-def test_second_run_of_a_finished_sweep_sends_zero_vendor_calls(s3_run, emulators) -> None:
+def test_second_run_of_a_finished_sweep_sends_zero_vendor_calls(small_run, small_sample, emulators) -> None:
     before = _requests(emulators)
-    summary = _sweep(s3_run["cfg"], f"s3://{s3_run['bucket']}/runs", "full")
+    summary = _sweep(small_run["cfg"], f"s3://{small_run['bucket']}/runs", "clean", root=small_sample,
+                     shard_size=2, max_in_flight=2)
     assert _requests(emulators) == before
-    assert summary.graded == 0 and summary.skipped_done == s3_run["summary"].submissions_total
-    assert read_table(summary.run_uri, "submissions").num_rows == s3_run["summary"].submissions_total
+    assert summary.graded == 0 and summary.skipped_done == small_run["summary"].submissions_total
+    assert read_table(summary.run_uri, "submissions").num_rows == small_run["summary"].submissions_total
     # one summary per attempt: the one that did the work is kept next to the resumed one
     first = read_json(fs.join(summary.run_uri, "_attempts", "attempt-0001.json"))
     second = read_json(fs.join(summary.run_uri, "_attempts", "attempt-0002.json"))
-    assert (first["attempt"], first["graded"], second["attempt"], second["graded"]) == (1, 32, 2, 0)
+    assert (first["attempt"], first["graded"], second["attempt"], second["graded"]) == (1, SMALL_SUBMISSIONS, 2, 0)
     assert first["paid_calls"] > 0 and second["paid_calls"] == 0
     assert read_json(fs.join(summary.run_uri, "_SUCCESS.json"))["attempt"] == 2
 
 
-def test_reuse_with_one_judge_swapped_pays_only_that_judges_calls(s3_run, emulators) -> None:
-    cfg = s3_run["cfg"]
+def test_reuse_with_one_judge_swapped_pays_only_that_judges_calls(small_run, small_sample, emulators) -> None:
+    cfg = small_run["cfg"]
     swapped = cfg.model_copy(update={"judges": [
         j.model_copy(update={"model": "grok-4.8"}) if j.name == "xai" else j for j in cfg.judges
     ]})
     before = _requests(emulators)
-    summary = _sweep(swapped, f"s3://{s3_run['bucket']}/runs", "swapped", reuse=["full"])
+    summary = _sweep(swapped, f"s3://{small_run['bucket']}/runs", "swapped", root=small_sample, reuse=["clean"])
     sent = {k: v - before[k] for k, v in _requests(emulators).items()}
     verdicts = read_table(summary.run_uri, "verdicts")
     xai_rubric = pc.sum(pc.equal(verdicts.column("judge"), "xai")).as_py()
@@ -136,7 +167,7 @@ def test_reuse_with_one_judge_swapped_pays_only_that_judges_calls(s3_run, emulat
     # calls (none for the judge, whose rubric calls were all reused) plus their two preflights
     calls = read_table(summary.run_uri, "calls")
     reused = calls.filter(pc.invert(pc.is_null(calls.column("reused_from"))))
-    assert set(reused.column("reused_from").to_pylist()) == {"full"}
+    assert set(reused.column("reused_from").to_pylist()) == {"clean"}
     paid = calls.filter(pc.and_(pc.is_null(calls.column("reused_from")),
                                 pc.not_equal(calls.column("purpose"), "preflight")))
     paid_by_vendor = {v: paid.column("vendor").to_pylist().count(v) for v in ("openai", "auditor", "xai", "anthropic")}
@@ -157,46 +188,87 @@ def _rows(run: str, table: str) -> list[tuple]:
     return sorted(zip(*(t.column(c).to_pylist() for c in STABLE[table]), strict=False), key=repr)
 
 
-def test_driver_killed_with_sigkill_then_rerun_equals_uninterrupted_run(ray_local, s3_server, tmp_path) -> None:
+class _HoldRequests:
+    """Answers as the offline vendors do, except while `holding`: then it holds every request but a
+    preflight until released, as a vendor that stopped answering. Held from the start, no shard
+    can ever finish; held from the moment the test sees a shard written, the shards then in flight
+    cannot finish before the test has killed or interrupted the driver, however fast or slow the
+    machine (a driver that finished first would leave nothing to check)."""
+
+    def __init__(self, holding: bool = False) -> None:
+        self.inner = OfflineResponder()
+        self.holding = threading.Event()
+        if holding:
+            self.holding.set()
+        self.stalled = threading.Event()
+        """Set once a request is held."""
+        self._held: list[asyncio.Event] = []
+
+    async def __call__(self, request):  # type: ignore[no-untyped-def]
+        preflight = set((request.json_schema or {}).get("properties", {})) == {"ok"}  # PreflightAnswer
+        if self.holding.is_set() and not preflight:
+            held = asyncio.Event()
+            self._held.append(held)
+            self.stalled.set()
+            await held.wait()
+        return self.inner(request)
+
+    def stop_holding(self) -> None:
+        """Answer the requests that come from now on; the ones held stay held (until `release`)."""
+        self.holding.clear()
+
+    async def release(self) -> None:
+        """Answer the held requests too."""
+        self.stop_holding()
+        for held in self._held:
+            held.set()
+        self._held.clear()
+
+
+def test_driver_killed_with_sigkill_then_rerun_equals_uninterrupted_run(
+    ray_local, s3_server, small_sample, small_run, tmp_path
+) -> None:
     bucket = create_bucket(s3_server)
-    slow = EmulatorConfig(latency=FixedLatency(seconds=0.02))
-    with start_in_thread(slow, responder=OfflineResponder()) as emus:
-        cfg = emulated_config(emus.endpoints)
+    hold = _HoldRequests()
+    with start_in_thread(responder=hold) as emus:
         cfg_file = tmp_path / "cfg.yaml"
-        cfg_file.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
+        cfg_file.write_text(yaml.safe_dump(emulated_config(emus.endpoints).model_dump(mode="json")))
         env = {**os.environ, "AWS_ENDPOINT_URL": s3_server,
                "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR"}
-        cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"),
-               "-o", f"s3://{bucket}/runs", "--run-id", "crash", "--vendors", "real", "--config", str(cfg_file),
-               "--shard-size", "2", "--max-in-flight", "2", "--no-progress", "--no-reduce"]
+        cmd = _cli_sweep(small_sample, f"s3://{bucket}/runs", "crash", cfg_file)
         base = _requests(emus)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                 start_new_session=True, cwd=Path(__file__).resolve().parents[2])
         assert proc.stdout is not None
         shards_seen = 0
-        for line in proc.stdout:  # blocks until the driver reports a written shard: no sleeps
-            if line.startswith("shard "):
-                shards_seen += 1
-                if shards_seen == 3:
+        try:
+            for line in proc.stdout:  # blocks until the driver reports a written shard: no sleeps
+                if line.startswith("shard "):
+                    # the first of its four shards: the next two are in flight, and stay so
+                    hold.holding.set()
+                    shards_seen += 1
                     break
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        assert shards_seen == 3, "the driver finished or died before it could be killed mid-run"
-        run = f"s3://{bucket}/runs/crash"
-        assert not fs.exists(fs.join(run, "_SUCCESS.json"))
-        partial = read_table(run, "submissions").num_rows
-        total = sum(1 for _ in (SAMPLE / "submissions").glob("*/*/*/*")) or None
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            assert shards_seen == 1, "the driver finished or died before it could be killed mid-run"
+            run = f"s3://{bucket}/runs/crash"
+            assert not fs.exists(fs.join(run, "_SUCCESS.json"))
+            partial = read_table(run, "submissions").num_rows
 
-        resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600,
-                                 cwd=Path(__file__).resolve().parents[2])
-        assert resumed.returncode == 0, resumed.stderr[-3000:]
-        crash_requests = sum(_requests(emus).values()) - sum(base.values())
+            # the killed driver's requests stay unanswered: what it left in flight can never end
+            hold.stop_holding()
+            resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600,
+                                     cwd=Path(__file__).resolve().parents[2])
+            assert resumed.returncode == 0, resumed.stderr[-3000:]
+            crash_requests = sum(_requests(emus).values()) - sum(base.values())
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+            emus.call(hold.release)  # the killed driver's requests, answered to no one
 
-        base2 = _requests(emus)
-        clean = _sweep(cfg, f"s3://{bucket}/runs", "clean", shard_size=2, max_in_flight=2)
-        clean_requests = sum(_requests(emus).values()) - sum(base2.values())
-
-    assert 0 < partial
+    # the same sweep uninterrupted (the same submissions, shards and window)
+    clean, clean_requests = small_run["summary"], small_run["sent"]
+    assert 0 < partial < clean.submissions_total
     for table in STABLE:
         rows = _rows(run, table)
         assert rows == _rows(clean.run_uri, table), table
@@ -209,28 +281,35 @@ def test_driver_killed_with_sigkill_then_rerun_equals_uninterrupted_run(ray_loca
     calls = read_table(clean.run_uri, "calls")
     per_submission = calls.num_rows / clean.submissions_total
     assert crash_requests - clean_requests <= 2 * 2 * per_submission * 1.5 + 4
-    del total
 
 
-def test_ctrl_c_stops_after_flushing_the_shards_in_flight(ray_local, s3_server, tmp_path) -> None:
+def test_ctrl_c_stops_after_flushing_the_shards_in_flight(ray_local, s3_server, small_sample, tmp_path) -> None:
     bucket = create_bucket(s3_server)
-    slow = EmulatorConfig(latency=FixedLatency(seconds=0.02))
-    with start_in_thread(slow, responder=OfflineResponder()) as emus:
+    hold = _HoldRequests()
+    with start_in_thread(responder=hold) as emus:
         cfg_file = tmp_path / "cfg.yaml"
         cfg_file.write_text(yaml.safe_dump(emulated_config(emus.endpoints).model_dump(mode="json")))
         env = {**os.environ, "AWS_ENDPOINT_URL": s3_server, "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR"}
-        cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"),
-               "-o", f"s3://{bucket}/runs", "--run-id", "ctrlc", "--vendors", "real", "--config", str(cfg_file),
-               "--shard-size", "2", "--max-in-flight", "2", "--no-progress", "--no-reduce"]
+        cmd = _cli_sweep(small_sample, f"s3://{bucket}/runs", "ctrlc", cfg_file)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True, cwd=Path(__file__).resolve().parents[2])
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if line.startswith("shard "):
-                proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the driver
-                break
+        assert proc.stdout is not None and proc.stderr is not None
+        seen: list[str] = []
+        try:
+            for line in proc.stdout:  # the first of four shards written: the next two are in flight
+                if line.startswith("shard "):
+                    hold.holding.set()  # ... and stay in flight until the driver has the Ctrl-C
+                    proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the driver
+                    break
+            for line in proc.stderr:  # the driver acknowledges it
+                seen.append(line)
+                if "flushing" in line:
+                    break
+        finally:
+            emus.call(hold.release)  # the shards in flight finish
         rest, err = proc.communicate(timeout=300)
-    assert proc.returncode == 130, err[-2000:]
+    assert proc.returncode == 130, "".join(seen)[-2000:] + err[-2000:]
+    assert "flushing" in "".join(seen)
     flushed = 1 + sum(1 for line in rest.splitlines() if line.startswith("shard "))
     run = f"s3://{bucket}/runs/ctrlc"
     subs = read_table(run, "submissions")
@@ -238,40 +317,15 @@ def test_ctrl_c_stops_after_flushing_the_shards_in_flight(ray_local, s3_server, 
     assert not fs.exists(fs.join(run, "_SUCCESS.json"))
 
 
-class _StallAfterPreflight:
-    """Answers the preflight calls, then holds every other request until released: the shards in
-    flight can never finish, as with a vendor that stopped answering."""
-
-    def __init__(self) -> None:
-        self.inner = OfflineResponder()
-        self.stalled = threading.Event()
-        self._release: asyncio.Event | None = None
-
-    async def __call__(self, request):  # type: ignore[no-untyped-def]
-        if set((request.json_schema or {}).get("properties", {})) == {"ok"}:  # PreflightAnswer
-            return self.inner(request)
-        if self._release is None:
-            self._release = asyncio.Event()
-        self.stalled.set()
-        await self._release.wait()
-        return self.inner(request)
-
-    async def release(self) -> None:
-        if self._release is not None:
-            self._release.set()
-
-
 def test_a_second_ctrl_c_cancels_the_shards_in_flight_and_the_next_run_grades_them(
-    ray_local, s3_server, tmp_path
+    ray_local, s3_server, small_sample, tmp_path
 ) -> None:
     bucket = create_bucket(s3_server)
     env = {**os.environ, "AWS_ENDPOINT_URL": s3_server, "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR"}
     cfg_file = tmp_path / "cfg.yaml"
-    cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"),
-           "-o", f"s3://{bucket}/runs", "--run-id", "ctrlc2", "--vendors", "real", "--config", str(cfg_file),
-           "--shard-size", "2", "--max-in-flight", "2", "--no-progress", "--no-reduce"]
+    cmd = _cli_sweep(small_sample, f"s3://{bucket}/runs", "ctrlc2", cfg_file)
     cwd = Path(__file__).resolve().parents[2]
-    stall = _StallAfterPreflight()
+    stall = _HoldRequests(holding=True)  # the preflight answered, then nothing: the shards never end
     with start_in_thread(responder=stall) as emus:
         cfg_file.write_text(yaml.safe_dump(emulated_config(emus.endpoints).model_dump(mode="json")))
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -297,17 +351,18 @@ def test_a_second_ctrl_c_cancels_the_shards_in_flight_and_the_next_run_grades_th
     run = f"s3://{bucket}/runs/ctrlc2"
     assert read_table(run, "submissions").num_rows == 0
     assert not fs.exists(fs.join(run, "_SUCCESS.json"))
-    # the same command with vendors that answer: every cancelled submission is graded
+    # the same command with vendors that answer (in this process, on the session's Ray: the next
+    # run is not what is interrupted): every cancelled submission is graded
     with start_in_thread(responder=OfflineResponder()) as emus:
         cfg_file.write_text(yaml.safe_dump(emulated_config(emus.endpoints).model_dump(mode="json")))
-        resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=cwd)
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    assert read_table(run, "submissions").num_rows == 32
+        resumed = CliRunner().invoke(app, cmd[3:], env={"COLUMNS": "200"})
+    assert resumed.exit_code == 0, resumed.output[-3000:]
+    assert read_table(run, "submissions").num_rows == SMALL_SUBMISSIONS
     assert "flushing" in "".join(seen)  # the first press was acknowledged before the second
 
 
 def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_never_the_key(
-    ray_local, s3_server, tmp_path
+    ray_local, s3_server, small_sample, tmp_path
 ) -> None:
     from evalcore.emulators import EmulatorConfig as Cfg
     from evalcore.errors import PreflightError
@@ -321,7 +376,7 @@ def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_n
             for j in cfg.judges
         ]})
         with pytest.raises(PreflightError) as info:
-            _sweep(cfg, str(tmp_path / "runs"), "preflight")
+            _sweep(cfg, str(tmp_path / "runs"), "preflight", root=small_sample)
         anthropic_requests = emus.requests("anthropic")
     message = str(info.value)
     assert "anthropic (claude-opus-5.5)" in message and "fatal" in message and "401" in message
@@ -334,20 +389,23 @@ def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_n
     assert outcomes == {"openai": "ok", "xai": "ok", "auditor": "ok", "anthropic": "fatal"}
 
 
-def test_a_bad_submission_is_rejected_by_name_and_the_rest_of_the_sweep_goes_on(ray_local, tmp_path) -> None:
+def test_a_bad_submission_is_rejected_by_name_and_the_rest_of_the_sweep_goes_on(
+    ray_local, small_sample, tmp_path
+) -> None:
     import shutil
 
     from evalcore.config.load import load_config
 
     subs = tmp_path / "submissions"
-    shutil.copytree(SAMPLE / "submissions", subs)
+    shutil.copytree(small_sample / "submissions", subs)
     bad = subs / "gpt-strong" / "no-such-area" / "no-such-task"
     bad.mkdir(parents=True)
     (bad / "memo.md").write_text("A memo for a task that does not exist.")
-    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(subs), output=str(tmp_path / "runs"),
-                        config=load_config(vendors="offline"), vendors="offline", run_id="bad", progress=False)
+    opts = SweepOptions(benchmark=str(small_sample), submissions=str(subs), output=str(tmp_path / "runs"),
+                        config=load_config(vendors="offline"), vendors="offline", run_id="bad", progress=False,
+                        shard_size=4, max_in_flight=2)  # two shards at once: the session's two CPUs
     summary = run_sweep(opts)
-    assert summary.complete == 32 and summary.rejected == 1
+    assert summary.complete == SMALL_SUBMISSIONS and summary.rejected == 1
     assert "no-such-area/no-such-task" in summary.rejections[0] and "unknown task id" in summary.rejections[0]
     rejected = read_table(summary.run_uri, "rejected")
     assert rejected.num_rows == 1 and "unknown task id" in rejected.column("reason")[0].as_py()

@@ -11,39 +11,42 @@ import pytest
 from evalcore.config.load import load_config
 from evalcore.storage.store import read_table
 from jobs.sweep import SweepOptions, run_sweep
-from tests.badinputs.build import MB, MSA_DOCX, SAMPLE, docx_bomb, random_text_bytes
+from tests.badinputs.build import MB, MSA_DOCX, docx_bomb, random_text_bytes
+from tests.jobs.conftest import SMALL_SUBMISSIONS, SMALL_TASKS
 
 pytestmark = pytest.mark.ray
 
-LEASE = "real-estate/lease-abstract"
-MSA = "commercial-contracts/msa-renewal"
+MSA, COC = "commercial-contracts/msa-renewal", "corporate-ma/change-of-control-consents"
+"""The small sample's two tasks (`SMALL_TASKS`), each with one deliverable, `memo`."""
 
 
 def test_sweep_rejects_a_bomb_an_empty_a_binary_and_a_hidden_system_and_grades_every_other_submission(
-    ray_local, tmp_path: Path
+    ray_local, small_sample: Path, tmp_path: Path
 ) -> None:
     subs = tmp_path / "submissions"
-    shutil.copytree(SAMPLE / "submissions", subs)
-    bomb = subs / "gpt-strong" / LEASE / "abstract.docx"
-    (subs / "gpt-strong" / LEASE / "abstract.md").unlink()
-    docx_bomb(SAMPLE / MSA_DOCX, bomb, 160 * MB)
-    empty = subs / "claude-average" / LEASE / "abstract.md"
+    shutil.copytree(small_sample / "submissions", subs)
+    bomb = subs / "gpt-strong" / COC / "memo.docx"
+    (subs / "gpt-strong" / COC / "memo.md").unlink()
+    docx_bomb(small_sample / MSA_DOCX, bomb, 160 * MB)
+    empty = subs / "claude-average" / COC / "memo.md"
     empty.write_bytes(b"")
     binary = subs / "fluent-hallucinator" / MSA / "memo.md"
     binary.write_bytes(random_text_bytes(4096))
     (subs / "grok-weak").rename(subs / ".grok-weak")
     (subs / "gpt-strong" / MSA / "memo.md").write_text("The renewal term is 12 months.\n" * 100_000)  # 3.1 MB
 
-    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(subs), output=str(tmp_path / "runs"),
+    opts = SweepOptions(benchmark=str(small_sample), submissions=str(subs), output=str(tmp_path / "runs"),
                         config=load_config(vendors="offline"), vendors="offline", run_id="hostile", progress=False)
     summary = run_sweep(opts)
 
     assert summary.rejected == 4 and summary.too_long == 1 and summary.incomplete == 0
-    assert summary.complete == 32 - 8 - 3 - 1  # every valid submission of the three other systems
+    # every valid submission of the three other systems (claude-average's MSA memo, fluent-hallucinator's
+    # change-of-control memo): all but the hidden system's, the three rejected and the too long one
+    assert summary.complete == SMALL_SUBMISSIONS - len(SMALL_TASKS) - 3 - 1
     rejected = read_table(summary.run_uri, "rejected").to_pylist()
     by_file = {r["file"]: r["reason"] for r in rejected}
     assert "max_unpacked_bytes" in by_file[str(bomb)] and "decompression bomb" in by_file[str(bomb)]
-    assert "deliverable 'abstract' is empty" in by_file[str(empty)]
+    assert "deliverable 'memo' is empty" in by_file[str(empty)]
     assert "looks binary" in by_file[str(binary)]
     assert "starts with '.'" in by_file[str(subs / ".grok-weak")]
     rows = read_table(summary.run_uri, "submissions").to_pylist()

@@ -18,21 +18,21 @@ from evalcore.storage.store import read_table
 from evalcore.submissions.loader import load_submissions
 from jobs.intake import SubmissionPass, cut_shards
 from jobs.sweep import SweepOptions, run_sweep
-from tests.jobs.conftest import SAMPLE
+from tests.jobs.conftest import SAMPLE, SMALL_SUBMISSIONS
 
 LIMIT = 100_000
 """A file ceiling above every file of the sample and far below the default (64 MiB)."""
 OVERSIZED = [
-    ("gpt-strong", "real-estate/lease-abstract", "abstract.md"),
+    ("gpt-strong", "corporate-ma/change-of-control-consents", "memo.md"),
     ("claude-average", "commercial-contracts/msa-renewal", "memo.md"),
     ("grok-weak", "corporate-ma/change-of-control-consents", "memo.md"),
 ]
 
 
-def _sample_with_oversized_deliverables(tmp_path: Path) -> Path:
-    """The sample's submissions, three of them with a deliverable over `LIMIT` (under the default)."""
+def _sample_with_oversized_deliverables(sample: Path, tmp_path: Path) -> Path:
+    """The (small) sample's submissions, three of them with a deliverable over `LIMIT` (under the default)."""
     subs = tmp_path / "submissions"
-    shutil.copytree(SAMPLE / "submissions", subs)
+    shutil.copytree(sample / "submissions", subs)
     for system, task, name in OVERSIZED:
         path = subs / system / task / name
         assert path.exists(), path
@@ -58,12 +58,12 @@ def _count_listings(monkeypatch: pytest.MonkeyPatch, root: str) -> list[str]:
 
 @pytest.mark.ray
 def test_a_sweep_reads_its_submissions_once_and_estimates_exactly_the_submissions_the_input_limits_let_through(
-    ray_local, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ray_local, small_sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    subs = _sample_with_oversized_deliverables(tmp_path)
+    subs = _sample_with_oversized_deliverables(small_sample, tmp_path)
     cfg = load_config(vendors=VendorMode.OFFLINE).model_copy(update={"input_limits": InputLimits(max_file_bytes=LIMIT)})
     listings = _count_listings(monkeypatch, str(subs))
-    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(subs), output=str(tmp_path / "runs"), config=cfg,
+    opts = SweepOptions(benchmark=str(small_sample), submissions=str(subs), output=str(tmp_path / "runs"), config=cfg,
                         vendors=VendorMode.OFFLINE, run_id="limited", progress=False, shard_size=4, max_in_flight=2)
 
     first = run_sweep(opts)
@@ -71,7 +71,7 @@ def test_a_sweep_reads_its_submissions_once_and_estimates_exactly_the_submission
     assert len(listings) == 1  # one read of the source for the estimate, the progress total and the shards
     assert first.rejected == len(OVERSIZED)
     assert all("max_file_bytes" in r for r in first.rejections)
-    assert first.graded == 32 - len(OVERSIZED) and first.incomplete == 0
+    assert first.graded == SMALL_SUBMISSIONS - len(OVERSIZED) and first.incomplete == 0
     assert first.estimated_submissions == first.graded == first.submissions_total
     rows = read_table(first.run_uri, "submissions").to_pylist()
     assert {f"{system}::{task}" for system, task, _ in OVERSIZED}.isdisjoint({r["submission_id"] for r in rows})
