@@ -1,5 +1,5 @@
 """Vendor faults, on a real local Ray cluster with the real SDKs against the emulators: 10 % 429 /
-5 % 5xx / 3 % malformed answers / 1 % hung requests over 15 graded synthetic submissions (~200
+5 % 5xx / 3 % malformed answers / 1 % hung requests over 11 graded synthetic submissions (~140
 requests per vendor) give exactly the fault-free run's leaderboard (re-running whatever the faults
 left incomplete, as a user would). Short retry delays and a 10 s request timeout (a hang is 60 s)
 keep it inside CI's budget.
@@ -26,11 +26,12 @@ from tests.jobs.conftest import SAMPLE, emulated_config
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(1500)]
 
-N_SUBMISSIONS = 16
-GRADED = 15
+N_SUBMISSIONS = 12
+GRADED = 11
 """`tribunal synth` empties some deliverables, which the loader rejects (an empty deliverable is never
-paid for): 16 synthetic submissions (seed 7; two systems x the sample's 8 tasks) give 15 graded ones,
-194 rubric calls per judge vendor (one per criterion), the auditor's calls on top for OpenAI's."""
+paid for): 12 synthetic submissions (seed 7; the sample's 8 tasks, then 4 of them again) give 11
+graded ones, 139 rubric calls per judge vendor (one per criterion; the auditor's are OpenAI's too).
+Enough for `_requests_for_every_fault` (109 requests per vendor with seed 11), which the test checks."""
 FAULTS = FaultRates(rate_limit=0.10, server_error=0.05, malformed=0.03, hang=0.01,
                     rate_limit_retry_after_s=0.02, hang_s=60.0)
 EMULATOR_SEED = 11
@@ -45,7 +46,7 @@ timeout also covers the client's own work on the answer: at 2 s, a loaded CI mac
 fault-free requests (CI, 2026-12-01)."""
 SHARDS_IN_FLIGHT = 8
 SHARD_SIZE = -(-GRADED // SHARDS_IN_FLIGHT)
-"""Every shard in flight at once (the graded submissions cut in 8 shards of up to 2): a shard
+"""Every shard in flight at once (the 11 graded submissions cut in 6 shards of up to 2): a shard
 waits for its slowest request, and with faults nearly every shard has a hung one (10 s each time);
 with 300 submissions in shards of 10 (30 shards, 8 at a time) the faulty run waited those out in
 four waves, one after another. The shards' size changes nothing the test checks (the same options
