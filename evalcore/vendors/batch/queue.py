@@ -537,15 +537,23 @@ class BatchingVendor:
         limit = self._limits.max_enqueued_tokens
         return not self._gate_closed and (limit is None or self._enqueued + tokens <= limit)
 
+    def _too_big(self, tokens: int) -> bool:
+        """Larger than the limit (the vendor's, learned while the batch waited, may be lower)."""
+        limit = self._limits.max_enqueued_tokens
+        return limit is not None and tokens > limit
+
     async def _admit(self, tokens: int) -> None:
         """Wait (in the order batches were closed) until a batch of `tokens` fits in the vendor's
-        batch queue next to this queue's open batches, then count it; `_Held` with --detach."""
+        batch queue next to this queue's open batches, then count it; `_Held` with --detach;
+        `_Resplit` when the limit fell below the batch meanwhile (it would block the line forever)."""
         async with self._admission:
             if not self._fits(tokens):
                 if self.detach:
                     raise _Held()
                 self.stats["batches_held"] += 1
             while not self._fits(tokens):
+                if self._too_big(tokens):
+                    raise _Resplit()
                 self._room.clear()
                 await self._room.wait()
             self._enqueued += tokens
@@ -599,21 +607,24 @@ class BatchingVendor:
             return
         self._limits = self._limits.model_copy(update={"max_enqueued_tokens": vendor})
         self.stats["vendor_enqueued_token_limit"] = vendor
+        self._room.set()  # a batch waiting for room may now be too big: it is split again (`_admit`)
         log.warning("%s: the vendor's batch queue limit is %s enqueued tokens (its refusal says so), below this "
                     "queue's %s: batches now hold at most that", self.name, f"{vendor:,}",
                     "(none)" if ours is None else f"{ours:,}")
 
     async def _submit(self, items: dict[str, _Queued], closed_by: SplitCause) -> None:
         tokens = sum(q.tokens for q in items.values())
-        limit = self._limits.max_enqueued_tokens
-        if limit is not None and tokens > limit:  # closed before the vendor's lower limit was learned
+        try:
+            if self._too_big(tokens):  # closed before the vendor's lower limit was learned
+                raise _Resplit()
+            await self._admit(tokens)
+        except _Resplit:
+            self.stats["batches_split_again"] += 1
             for q in items.values():
                 if not q.batch.done():
                     q.batch.set_exception(_Resplit())
                     q.batch.exception()
             return
-        try:
-            await self._admit(tokens)
         except _Held:
             limit = self._limits.max_enqueued_tokens
             why = ("the vendor refused a batch at its batch queue limit just now" if self._gate_closed or limit is None
@@ -741,11 +752,10 @@ class BatchingVendor:
         run waits on them (with --detach, one look)."""
         for record in self.journal.records.values():
             if record.phase == "submitted" and record.batch_id and record.batch_id not in self._open:
-                self._track(record.batch_id, record.input_tokens)
-                if self._limits.max_enqueued_tokens is not None:
-                    task = asyncio.ensure_future(self._result_of(record.batch_id, ""))
-                    self._background.add(task)
-                    task.add_done_callback(self._quietly_done)
+                self._track(record.batch_id, record.input_tokens)  # (a limit may be learned later)
+                task = asyncio.ensure_future(self._result_of(record.batch_id, ""))
+                self._background.add(task)
+                task.add_done_callback(self._quietly_done)
 
     def _quietly_done(self, task: asyncio.Task[Any]) -> None:
         self._background.discard(task)

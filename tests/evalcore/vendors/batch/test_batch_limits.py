@@ -336,3 +336,27 @@ async def test_a_queue_without_a_limit_learns_the_vendors_from_its_refusal_and_s
         assert len(refused.requests) == 8 and set(refused.outcomes.values()) == {"refused"}
         assert [len(r.requests) for r in sent] == [3, 3, 2]
         assert [r for r in caplog.records if f"batch queue limit is {limit:,} enqueued tokens" in r.getMessage()]
+
+
+async def test_a_batch_waiting_for_room_when_a_lower_vendor_limit_is_learned_is_split_again_not_left_waiting(
+    tmp_path,
+) -> None:
+    tokens = input_tokens(request(0))
+    limit = 3 * tokens
+    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+    async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
+        store = emus.openai.batches
+        # configured above the vendor's limit: the first batch (5 requests) is refused while the second
+        # (5 more) waits for room, and is larger than the limit the refusal tells
+        cfg = vendor_config("openai", emus.endpoints()["openai"], max_enqueued_tokens=5 * tokens)
+        vendor = batching(cfg, str(tmp_path), store)
+        try:
+            replies = await vendor.complete_many([request(i) for i in range(10)], Verdict)
+        finally:
+            await vendor.aclose()
+        answered_once(replies, store, 10)
+        assert len(store.refusals) == 1 and store.max_enqueued["openai-model"] <= limit
+        assert vendor.stats["batches_split_again"] == 1
+        refused, *sent = load_all(str(tmp_path))["openai"]
+        assert len(refused.requests) == 5 and all(len(r.requests) <= 3 for r in sent)
+        assert sorted(h for r in sent for h in r.requests) == sorted(request(i).request_hash for i in range(10))
