@@ -1,7 +1,11 @@
 """Batch mode end to end on a real local Ray cluster, the real SDKs and the emulated batch APIs:
 online and batch sweeps agree to the leaderboard at half the price; a driver SIGKILLed between
 submitting and collecting is re-run and submits nothing twice; --detach submits and exits and a
-later run collects; `tribunal status` shows every batch."""
+later run collects; `tribunal status` shows every batch.
+
+Every sweep here grades the small sample (`small_sample` in `tests/jobs/conftest.py`: two tasks with
+documents of every kind, the four systems, 8 submissions): what these tests check is batch mode's
+mechanics and its price, the same for 8 submissions as for the whole sample's 32."""
 
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ from jobs.batch import with_batch
 from jobs.cli import app
 from jobs.reduce import reduce_run
 from jobs.sweep import SweepOptions, run_sweep
-from tests.jobs.conftest import SAMPLE, emulated_config
+from tests.jobs.conftest import SAMPLE, SMALL_SUBMISSIONS, emulated_config
 
 pytestmark = [pytest.mark.ray]
 REPO = Path(__file__).resolve().parents[2]
@@ -52,8 +56,9 @@ def _config(emus: EmulatorThread, *, batch: bool, caching: bool = True) -> Tribu
     return cfg.model_copy(update={"batch": cfg.batch.model_copy(update=FAST)})
 
 
-def _sweep(cfg: TribunalConfig, output: str, run_id: str, **kw: Any) -> Any:
-    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=output,
+def _sweep(cfg: TribunalConfig, root: Path, output: str, run_id: str, **kw: Any) -> Any:
+    """An in-process sweep of the benchmark at `root` (`root/tasks`, `root/submissions`) on the session's Ray."""
+    opts = SweepOptions(benchmark=str(root), submissions=str(root / "submissions"), output=output,
                         config=cfg, vendors="emulated", run_id=run_id, progress=False,
                         **{"shard_size": 8, "max_in_flight": 4, **kw})
     return run_sweep(opts)
@@ -74,27 +79,30 @@ def _paid(run: str) -> float:
     return float(pc.sum(pc.filter(calls.column("cost_usd"), mask)).as_py())
 
 
-def test_batch_and_online_sweeps_give_identical_leaderboards_and_batch_costs_half(ray_local, tmp_path) -> None:
-    gt = load_ground_truth(SAMPLE / "ground_truth.json")
-    tasks = load_benchmark(str(SAMPLE)).task_map()
-    subs = load_submissions(str(SAMPLE / "submissions"), tasks).submissions
+def test_batch_and_online_sweeps_give_identical_leaderboards_and_batch_costs_half(
+    ray_local, small_sample, tmp_path
+) -> None:
+    gt = load_ground_truth(SAMPLE / "ground_truth.json")  # the sample's: it covers the small sample's tasks
+    tasks = load_benchmark(str(small_sample)).task_map()
+    subs = load_submissions(str(small_sample / "submissions"), tasks).submissions
+    assert len(subs) == SMALL_SUBMISSIONS
     owner = {d.text: (s.system, s.task_id) for s in subs for d in s.deliverables.values() if not d.missing}
     responder = ground_truth_responder(gt, owner)
     out = str(tmp_path / "runs")
     with start_in_thread(responder=responder) as emus:
-        online = _sweep(_config(emus, batch=False, caching=False), out, "online")
+        online = _sweep(_config(emus, batch=False, caching=False), small_sample, out, "online")
     with start_in_thread(responder=responder) as emus:
-        batch = _sweep(_config(emus, batch=True, caching=False), out, "batch")
+        batch = _sweep(_config(emus, batch=True, caching=False), small_sample, out, "batch")
         created = {k: s.creates for k, s in emus.batch_stores().items()}
-    assert online.complete == batch.complete == 32 and not batch.failed_shards
+    assert online.complete == batch.complete == SMALL_SUBMISSIONS and not batch.failed_shards
     lb_online, lb_batch = reduce_run(online.run_uri), reduce_run(batch.run_uri)
     assert _without_cost(lb_batch.model_dump()) == _without_cost(lb_online.model_dump())
     assert _paid(batch.run_uri) == pytest.approx(_paid(online.run_uri) / 2, rel=1e-9)
     calls = read_table(batch.run_uri, "calls", columns=["purpose", "batch_id"])
     judged = pc.not_equal(calls.column("purpose"), "preflight")
     assert pc.all(pc.is_valid(pc.filter(calls.column("batch_id"), judged))).as_py()  # every call names its batch
-    # each stage is batched across submissions: far fewer batches than submissions per vendor
-    assert all(0 < n < 32 for n in created.values()), created
+    # each stage is batched across submissions: fewer batches than submissions per vendor
+    assert all(0 < n < SMALL_SUBMISSIONS for n in created.values()), created
 
 
 def _wait_submitted_and_polled(emus: EmulatorThread) -> bool:
@@ -107,7 +115,9 @@ def _wait_submitted_and_polled(emus: EmulatorThread) -> bool:
     return emus.wait_batches(ready, timeout_s=240)
 
 
-def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothing_twice(ray_local, tmp_path) -> None:
+def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothing_twice(
+    ray_local, small_sample, tmp_path
+) -> None:
     slow = EmulatorConfig(batch=BatchSettings(completion_s=86_000))  # nothing ends until the test says so
     with start_in_thread(slow, responder=OfflineResponder()) as emus:
         cfg = _config(emus, batch=True)
@@ -115,9 +125,10 @@ def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothin
         cfg_file = tmp_path / "cfg.yaml"
         cfg_file.write_text(yaml.safe_dump(cfg.model_dump(mode="json")))
         env = {**os.environ, "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR"}
-        cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"),
+        cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(small_sample), "-s", str(small_sample / "submissions"),
                "-o", str(tmp_path / "runs"), "--run-id", "killed", "--vendors", "real", "--config", str(cfg_file),
-               "--batch", "--shard-size", "32", "--max-in-flight", "1", "--no-progress", "--no-reduce"]
+               "--batch", "--shard-size", str(SMALL_SUBMISSIONS), "--max-in-flight", "1", "--no-progress",
+               "--no-reduce"]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True, cwd=REPO)
         try:
@@ -135,8 +146,10 @@ def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothin
 
         for store in emus.batch_stores().values():  # the vendors finish the batches while no driver runs
             store.settings.completion_s = 0.0
-        resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=REPO)
-        assert resumed.returncode == 0, resumed.stderr[-3000:]
+        # the same command again; in this process, on the session's Ray: the re-run is not what is
+        # killed, and a second Ray start would be most of its time
+        resumed = CliRunner().invoke(app, cmd[3:])
+        assert resumed.exit_code == 0, resumed.output[-3000:]
 
         for vendor, store in emus.batch_stores().items():
             creates, submitted = before[vendor]
@@ -157,36 +170,7 @@ def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothin
     rubric_batches = {r["batch_id"] for r in rows if r["purpose"] == "rubric"}
     assert pre_kill <= rubric_batches  # the pre-kill batches answered the rubric calls
     subs = read_table(run, "submissions", columns=["status"])
-    assert subs.num_rows == 32 and set(subs.column("status").to_pylist()) == {"complete"}
-
-
-def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_every_batch(ray_local, tmp_path) -> None:
-    slow = EmulatorConfig(batch=BatchSettings(completion_s=86_000))
-    out = str(tmp_path / "runs")
-    with start_in_thread(slow, responder=OfflineResponder()) as emus:
-        cfg = _config(emus, batch=True)
-        first = _sweep(cfg, out, "detached", detach=True)
-        assert first.complete == first.graded == 0 and first.awaiting_batches == 32  # nothing waited for
-        submitted = {k: s.creates for k, s in emus.batch_stores().items()}
-        assert all(n > 0 for n in submitted.values()), submitted
-
-        status = CliRunner().invoke(app, ["status", first.run_uri, "--json"])
-        assert status.exit_code == 0, status.output
-        report = json.loads(status.output)
-        assert report["batch_mode"] and not report["finished"]
-        assert set(report["batches"]) == {"openai", "xai", "anthropic"}
-        for batches in report["batches"].values():
-            assert all(b["phase"] != "collected" and b["expires_at"] for b in batches)
-
-        for store in emus.batch_stores().values():
-            store.settings.completion_s = 0.0
-        second = _sweep(cfg, out, "detached")
-        assert second.complete == 32 and not second.failed_shards
-        for vendor, store in emus.batch_stores().items():
-            assert max(store.submitted.values()) == 1, vendor
-    text = CliRunner().invoke(app, ["status", first.run_uri])
-    assert text.exit_code == 0 and "every batch collected" in text.output
-    assert "32 complete" in text.output
+    assert subs.num_rows == SMALL_SUBMISSIONS and set(subs.column("status").to_pylist()) == {"complete"}
 
 
 def _attempt(run: str, n: int) -> dict[str, Any]:
@@ -194,45 +178,91 @@ def _attempt(run: str, n: int) -> dict[str, Any]:
     return json.loads(Path(run, "_attempts", f"attempt-{n:04d}.json").read_text())
 
 
-_ROLES = ("paid_calls", "failed_calls", "collected_calls", "reused_calls", "awaiting_calls")
-
-
-def test_detach_then_collect_each_report_what_they_paid_collected_and_graded_and_add_up_to_the_calls_table(
-    ray_local, tmp_path
-) -> None:
-    slow = EmulatorConfig(batch=BatchSettings(completion_s=86_000))  # nothing ends until the test says so
-    out = str(tmp_path / "runs")
+@pytest.fixture(scope="module")
+def detached_then_collected(ray_local, small_sample, tmp_path_factory) -> dict[str, Any]:
+    """One `--detach` pass and the command it printed to collect, through the CLI in this process,
+    with what the vendors and `tribunal status` showed between and after; the two tests below read
+    it (each used to make its own pair of sweeps)."""
+    slow = EmulatorConfig(batch=BatchSettings(completion_s=86_000))  # nothing ends until this says so
+    tmp = tmp_path_factory.mktemp("detach")
+    out = str(tmp / "runs")
     with start_in_thread(slow, responder=OfflineResponder()) as emus:
-        cfg_file = tmp_path / "cfg.yaml"
+        cfg_file = tmp / "cfg.yaml"
         cfg_file.write_text(yaml.safe_dump(_config(emus, batch=True).model_dump(mode="json")))
         detach = CliRunner().invoke(app, [
-            "sweep", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "-o", out, "--run-id", "paid",
+            "sweep", str(small_sample), "-s", str(small_sample / "submissions"), "-o", out, "--run-id", "paid",
             "--vendors", "real", "--config", str(cfg_file), "--batch", "--no-progress", "--no-reduce", "--detach"])
         assert detach.exit_code == 3, detach.output
         run = str(Path(out, "paid"))
-        first = _attempt(run, 1)
         journal = load_all(run)
-        mine = [r for rs in journal.values() for r in rs if r.live]
-        # the detach pass: nothing graded, every submission waiting, and what it submitted per vendor
-        assert (first["graded"], first["complete"], first["awaiting_batches"]) == (0, 0, 32)
-        assert first["batches_submitted"] == len(mine) and first["batch_requests_submitted"] == sum(
-            len(r.requests) for r in mine) > 0
-        assert first["collected_calls"] == 0 and first["awaiting_calls"] > 0
-        sent = {v: b for v, b in first["batches"].items() if b["batches_submitted"]}
-        assert set(sent) == set(journal) == {"openai", "xai", "anthropic"}  # Stage A: the judges
-        assert all(b["open"] == b["batches_submitted"] and b["ends_by"] for b in sent.values())
-        text = " ".join(detach.output.split())
-        assert "--detach: 32 submission(s) wait on their batches (0 graded by this command)" in text
-        assert f"tribunal status {run}" in text
+        created = {k: s.creates for k, s in emus.batch_stores().items()}
+        status = CliRunner().invoke(app, ["status", run, "--json"])
         again = [line.strip() for line in detach.output.splitlines() if line.strip().startswith("tribunal sweep")]
-        assert len(again) == 1 and "--detach" not in again[0] and "--run-id paid" in again[0]
+        assert len(again) == 1, detach.output
 
         for store in emus.batch_stores().values():
             store.settings.completion_s = 0.0
         collect = CliRunner().invoke(app, shlex.split(again[0])[1:])  # the command the detach pass printed
-        assert collect.exit_code == 0, collect.output
+        submitted_at_most = {vendor: max(store.submitted.values()) for vendor, store in emus.batch_stores().items()}
+    text = CliRunner().invoke(app, ["status", run])
+    return {"run": run, "detach": detach, "journal": journal, "created": created, "status": status,
+            "again": again, "collect": collect, "submitted_at_most": submitted_at_most, "text": text}
+
+
+def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_every_batch(
+    detached_then_collected
+) -> None:
+    d = detached_then_collected
+    first = _attempt(d["run"], 1)
+    assert d["detach"].exit_code == 3  # submitted, and exited with work left
+    assert first["complete"] == first["graded"] == 0 and first["awaiting_batches"] == SMALL_SUBMISSIONS  # nothing waited for
+    assert all(n > 0 for n in d["created"].values()), d["created"]
+
+    status = d["status"]
+    assert status.exit_code == 0, status.output
+    report = json.loads(status.output)
+    assert report["batch_mode"] and not report["finished"]
+    assert set(report["batches"]) == {"openai", "xai", "anthropic"}
+    for batches in report["batches"].values():
+        assert all(b["phase"] != "collected" and b["expires_at"] for b in batches)
+
+    assert d["collect"].exit_code == 0, d["collect"].output
+    second = _attempt(d["run"], 2)
+    assert second["complete"] == SMALL_SUBMISSIONS and not second["failed_shards"]
+    assert all(n == 1 for n in d["submitted_at_most"].values()), d["submitted_at_most"]
+    text = d["text"]
+    assert text.exit_code == 0 and "every batch collected" in text.output
+    assert f"{SMALL_SUBMISSIONS} complete" in text.output
+
+
+_ROLES = ("paid_calls", "failed_calls", "collected_calls", "reused_calls", "awaiting_calls")
+
+
+def test_detach_then_collect_each_report_what_they_paid_collected_and_graded_and_add_up_to_the_calls_table(
+    detached_then_collected
+) -> None:
+    d = detached_then_collected
+    detach, run, journal = d["detach"], d["run"], d["journal"]
+    assert detach.exit_code == 3, detach.output
+    first = _attempt(run, 1)
+    mine = [r for rs in journal.values() for r in rs if r.live]
+    # the detach pass: nothing graded, every submission waiting, and what it submitted per vendor
+    assert (first["graded"], first["complete"], first["awaiting_batches"]) == (0, 0, SMALL_SUBMISSIONS)
+    assert first["batches_submitted"] == len(mine) and first["batch_requests_submitted"] == sum(
+        len(r.requests) for r in mine) > 0
+    assert first["collected_calls"] == 0 and first["awaiting_calls"] > 0
+    sent = {v: b for v, b in first["batches"].items() if b["batches_submitted"]}
+    assert set(sent) == set(journal) == {"openai", "xai", "anthropic"}  # Stage A: the judges
+    assert all(b["open"] == b["batches_submitted"] and b["ends_by"] for b in sent.values())
+    text = " ".join(detach.output.split())
+    assert f"--detach: {SMALL_SUBMISSIONS} submission(s) wait on their batches (0 graded by this command)" in text
+    assert f"tribunal status {run}" in text
+    again = d["again"]
+    assert len(again) == 1 and "--detach" not in again[0] and "--run-id paid" in again[0]
+    assert d["collect"].exit_code == 0, d["collect"].output  # the command the detach pass printed
+
     second = _attempt(run, 2)
-    assert (second["graded"], second["complete"], second["awaiting_batches"]) == (32, 32, 0)
+    assert (second["graded"], second["complete"], second["awaiting_batches"]) == (SMALL_SUBMISSIONS, SMALL_SUBMISSIONS, 0)
     calls = read_table(run, "calls", columns=["request_hash", "purpose", "started_at", "cost_usd", "batch_id",
                                               "reused_from"]).to_pylist()
     # paid by the detach pass: only its preflight calls (its batches are priced when collected)

@@ -1,11 +1,20 @@
 """`--max-cost`: a sweep stops before any call could cross the cap, says what it spent and what is
-left, and the same command run again finishes the rest without paying any call twice."""
+left, and the same command run again finishes the rest without paying any call twice.
+
+On the small sample (`small_sample` in `tests/jobs/conftest.py`, 8 submissions: ~$1.75 online, ~$0.89
+in batches, preflight included), in shards of two sent one at a time: the first shard's calls fit
+under each cap whatever order they go in, the rest cannot, so every first run gets part of the way
+and stops."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 import pyarrow.compute as pc
 import pytest
 
+from evalcore.config.models import TribunalConfig
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
 from evalcore.storage import fs
@@ -13,10 +22,11 @@ from evalcore.storage.store import SUCCESS, read_table
 from evalcore.vendors.batch.journal import load_all
 from jobs.batch import with_batch
 from jobs.sweep import SweepOptions, run_sweep
-from tests.jobs.conftest import SAMPLE, emulated_config
+from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config
 
 pytestmark = [pytest.mark.ray]
-CAP_BATCH = 2.5  # room for the first batches (about $1.9 paid), well under the ~$5.9 estimate
+CAP_ONLINE = 1.0  # the first shard (under $0.5 with the preflight) fits; three shards (over $1.2) never do
+CAP_BATCH = 0.75  # room for the first shard's batches (their worst case about $0.55), well under the ~$1.29 estimate
 
 
 @pytest.fixture(scope="module")
@@ -25,10 +35,10 @@ def emulators():
         yield emus
 
 
-def _sweep(cfg, output: str, max_cost: float | None) -> object:
+def _sweep(cfg: TribunalConfig, root: Path, output: str, max_cost: float | None) -> Any:
     opts = SweepOptions(
-        benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=output, config=cfg,
-        vendors="emulated", run_id="capped", progress=False, shard_size=4, max_in_flight=2, max_cost_usd=max_cost,
+        benchmark=str(root), submissions=str(root / "submissions"), output=output, config=cfg,
+        vendors="emulated", run_id="capped", progress=False, shard_size=2, max_in_flight=1, max_cost_usd=max_cost,
     )
     return run_sweep(opts)
 
@@ -45,7 +55,7 @@ def _paid(calls) -> set[str]:
 
 
 def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_paying_twice(
-    ray_local, emulators, tmp_path
+    ray_local, emulators, small_sample, tmp_path
 ) -> None:
     base = emulated_config(emulators.endpoints)
     # a few calls on the wire per vendor, small output allowances: the in-flight worst cases stay
@@ -53,13 +63,13 @@ def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_pa
     small = {"max_in_flight": 4, "max_output_tokens": 600}
     cfg = base.model_copy(update={"judges": [j.model_copy(update=small) for j in base.judges],
                                   "auditor": base.auditor.model_copy(update={"max_in_flight": 2})})
-    cap = 1.0
-    first = _sweep(cfg, str(tmp_path), cap)
+    cap = CAP_ONLINE
+    first = _sweep(cfg, small_sample, str(tmp_path), cap)
     run = first.run_uri
     calls = read_table(run, "calls")
     spent = pc.sum(calls.column("cost_usd")).as_py()
     assert first.cost_capped and spent <= cap
-    assert first.estimated_cost_usd > cap  # the whole sample would have cost more
+    assert first.estimated_cost_usd > cap  # grading all of them would have cost more
     assert first.complete > 0  # it got part of the way
     assert "cost cap reached" in first.cost_message and "left to grade" in first.cost_message
     assert not fs.exists(fs.join(run, SUCCESS))
@@ -68,7 +78,7 @@ def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_pa
     assert pc.sum(pc.equal(calls.filter(pc.equal(calls.column("outcome"), "cost_cap")).column("attempts"), 0)).as_py() == refused
     paid_first = _paid(calls)
 
-    second = _sweep(cfg, str(tmp_path), None)
+    second = _sweep(cfg, small_sample, str(tmp_path), None)
     assert not second.cost_capped and fs.exists(fs.join(run, SUCCESS))
     subs = read_table(run, "submissions")
     latest: dict[str, str] = {}
@@ -76,7 +86,7 @@ def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_pa
                                subs.column("graded_at").to_pylist(), strict=True):
         if sid not in latest or at >= latest[sid][1]:
             latest[sid] = (status, at)  # type: ignore[assignment]
-    assert len(latest) == 32 and {s for s, _ in latest.values()} == {"complete"}
+    assert len(latest) == SMALL_SUBMISSIONS and {s for s, _ in latest.values()} == {"complete"}
     all_calls = read_table(run, "calls")
     paid_second = _paid(all_calls) - paid_first
     hashes = all_calls.filter(_graded_ok(all_calls)).column("request_hash").to_pylist()
@@ -85,7 +95,7 @@ def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_pa
 
 
 def test_a_capped_batch_sweep_submits_no_batch_that_could_cross_the_cap_and_the_next_run_finishes_it(
-    ray_local, emulators, tmp_path
+    ray_local, emulators, small_sample, tmp_path
 ) -> None:
     base = emulated_config(emulators.endpoints)
     small = {"max_output_tokens": 600}
@@ -95,7 +105,7 @@ def test_a_capped_batch_sweep_submits_no_batch_that_could_cross_the_cap_and_the_
                                                                         "poll_interval_s": 0.1})})
     created = {k: s.creates for k, s in emulators.batch_stores().items()}
     cap = CAP_BATCH
-    first = _sweep(cfg, str(tmp_path), cap)
+    first = _sweep(cfg, small_sample, str(tmp_path), cap)
     run = first.run_uri
     calls = read_table(run, "calls")
     spent = pc.sum(calls.column("cost_usd")).as_py()
@@ -108,8 +118,9 @@ def test_a_capped_batch_sweep_submits_no_batch_that_could_cross_the_cap_and_the_
     submitted = {k: len(v) for k, v in load_all(run).items()}
     assert sum(submitted.values()) == sum(s.creates for s in emulators.batch_stores().values()) - sum(created.values())
 
-    second = _sweep(cfg, str(tmp_path), None)
-    assert not second.cost_capped and fs.exists(fs.join(run, SUCCESS)) and second.complete + first.complete == 32
+    second = _sweep(cfg, small_sample, str(tmp_path), None)
+    assert not second.cost_capped and fs.exists(fs.join(run, SUCCESS))
+    assert second.complete + first.complete == SMALL_SUBMISSIONS
     all_calls = read_table(run, "calls")
     hashes = all_calls.filter(_graded_ok(all_calls)).column("request_hash").to_pylist()
     assert len(hashes) == len(set(hashes)), "a call was paid twice"
