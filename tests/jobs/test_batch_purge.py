@@ -4,12 +4,16 @@ batch is deleted (listed afterwards with the SDKs), the purge is recorded in the
 undeletable batches are said on the console, in the summary and in `tribunal status`; a sweep
 whose purge did not run (purge off: the state a driver killed between its tables and its purge
 leaves) is purged by `tribunal purge RUN`, on S3 too; a re-run after the purge pays nothing and
-gives the same leaderboard; governance refuses xAI batch mode before anything starts."""
+gives the same leaderboard; governance refuses xAI batch mode before anything starts.
+
+The sweeps grade the small sample (`small_sample` in `tests/jobs/conftest.py`, 8 submissions): what
+is left at the vendors, and what the purge deletes, is the same for 8 submissions as for 32."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -29,7 +33,7 @@ from jobs.cli import app
 from jobs.reduce import reduce_run
 from jobs.sweep import SweepOptions, run_sweep
 from tests.conftest import create_bucket
-from tests.jobs.conftest import SAMPLE, emulated_config
+from tests.jobs.conftest import SAMPLE, SMALL_SUBMISSIONS, emulated_config
 
 pytestmark = [pytest.mark.ray]
 FAST = {"flush_interval_s": 0.3, "poll_interval_s": 0.1}
@@ -46,8 +50,8 @@ def _config(emus: EmulatorThread, **governance: Any) -> TribunalConfig:
     return cfg
 
 
-def _sweep(cfg: TribunalConfig, output: str, run_id: str) -> Any:
-    opts = SweepOptions(benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=output,
+def _sweep(cfg: TribunalConfig, root: Path, output: str, run_id: str) -> Any:
+    opts = SweepOptions(benchmark=str(root), submissions=str(root / "submissions"), output=output,
                         config=cfg, vendors="emulated", run_id=run_id, progress=False, shard_size=8,
                         max_in_flight=4)
     return run_sweep(opts)
@@ -73,13 +77,13 @@ def _at_the_vendors(emus: EmulatorThread) -> dict[str, list[str]]:
 
 
 def test_a_batch_sweep_leaves_no_openai_file_and_no_anthropic_batch_and_a_rerun_pays_nothing(
-    ray_local, tmp_path, capsys
+    ray_local, small_sample, tmp_path, capsys
 ) -> None:
     out = str(tmp_path / "runs")
     with start_in_thread(responder=OfflineResponder()) as emus:
         cfg = _config(emus)
-        summary = _sweep(cfg, out, "purged")
-        assert summary.complete == 32 and not summary.failed_shards
+        summary = _sweep(cfg, small_sample, out, "purged")
+        assert summary.complete == SMALL_SUBMISSIONS and not summary.failed_shards
         left = _at_the_vendors(emus)
         assert left["openai_files"] == [] and left["anthropic_batches"] == []
         journal = load_all(summary.run_uri)
@@ -110,20 +114,20 @@ def test_a_batch_sweep_leaves_no_openai_file_and_no_anthropic_batch_and_a_rerun_
 
         board = reduce_run(summary.run_uri).model_dump()
         creates = {k: s.creates for k, s in emus.batch_stores().items()}
-        again = _sweep(cfg, out, "purged")
-        assert again.skipped_done == 32 and again.graded == 0 and again.paid_calls == 0 and again.cost_usd == 0
+        again = _sweep(cfg, small_sample, out, "purged")
+        assert again.skipped_done == SMALL_SUBMISSIONS and again.graded == 0 and again.paid_calls == 0 and again.cost_usd == 0
         assert {k: s.creates for k, s in emus.batch_stores().items()} == creates
         assert reduce_run(summary.run_uri).model_dump() == board
         assert _at_the_vendors(emus)["openai_files"] == []
 
 
 def test_a_sweep_whose_purge_did_not_run_is_purged_by_tribunal_purge_on_s3_and_again_safely(
-    ray_local, s3_server
+    ray_local, small_sample, s3_server
 ) -> None:
     out = f"s3://{create_bucket(s3_server)}/runs"
     with start_in_thread(responder=OfflineResponder()) as emus:
-        summary = _sweep(_config(emus, purge=False), out, "unpurged")
-        assert summary.complete == 32 and summary.purge["enabled"] is False and summary.purge["held"] > 0
+        summary = _sweep(_config(emus, purge=False), small_sample, out, "unpurged")
+        assert summary.complete == SMALL_SUBMISSIONS and summary.purge["enabled"] is False and summary.purge["held"] > 0
         left = _at_the_vendors(emus)
         assert left["openai_files"] and left["anthropic_batches"]  # the tables are written; nothing purged yet
         assert load_purges(summary.run_uri) == []
@@ -155,5 +159,5 @@ def test_governance_refusing_xai_batch_stops_the_sweep_before_anything_starts(tm
     data["data_governance"] = {"preset": "private"}
     private = TribunalConfig.model_validate(data)
     with pytest.raises(ConfigError, match=r"refuses batch mode for vendor 'xai' \(xai, grok"):
-        _sweep(private, str(tmp_path / "runs"), "refused")
+        _sweep(private, SAMPLE, str(tmp_path / "runs"), "refused")
     assert not (tmp_path / "runs").exists()

@@ -3,7 +3,11 @@ local Ray cluster with the real SDKs against the emulators: a sentinel phrase pl
 document and in a deliverable is found, after the sweep, in no file outside the run folder and the
 named cache -- the disk is searched ($HOME, /tmp, Ray's session folder with its spill folder, the
 working directory) for every file written since the sweep started -- and the named cache is
-private (folders 0700, files 0600)."""
+private (folders 0700, files 0600).
+
+The sweep grades a copy of the small sample (`small_sample` in `tests/jobs/conftest.py`: two tasks
+with documents of every kind, 8 submissions): where the text goes is the same for 8 submissions as
+for 32, and the task the sentinel is planted in is one of its two."""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from evalcore.config.models import TribunalConfig
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
 from jobs.sweep import SweepOptions, run_sweep
-from tests.jobs.conftest import SAMPLE, emulated_config
+from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config
 
 pytestmark = [pytest.mark.ray]
 SOURCE = Path("tasks/commercial-contracts/msa-renewal/documents/DataHarbor_MSA.docx")
@@ -71,13 +75,13 @@ def _holding(roots: list[Path], needle: bytes, since: float, skip: list[Path]) -
 
 
 def test_a_private_sweep_leaves_the_benchmarks_text_only_in_the_run_folder_and_the_named_cache(
-    ray_local, tmp_path
+    ray_local, small_sample, tmp_path
 ) -> None:
     import ray
 
     sentinel = f"Quillmarrow{secrets.token_hex(6)}"
     bench = tmp_path / "bench"
-    shutil.copytree(SAMPLE, bench)
+    shutil.copytree(small_sample, bench)
     _plant(bench, sentinel)
     cache, out = tmp_path / "named-cache", tmp_path / "out"
     started = time.time() - 1
@@ -90,7 +94,7 @@ def test_a_private_sweep_leaves_the_benchmarks_text_only_in_the_run_folder_and_t
             vendors="emulated", run_id="private", progress=False, shard_size=8, max_in_flight=4,
         ))
         sent = "".join(json.dumps(r.body) for v in ("openai", "anthropic", "xai") for r in emus.received(v))
-    assert summary.complete == 32 and not summary.failed_shards
+    assert summary.complete == SMALL_SUBMISSIONS and not summary.failed_shards
     assert sentinel in sent  # the judges were sent the planted text: there was something to copy
 
     run = out / "private"
