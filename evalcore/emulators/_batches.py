@@ -27,7 +27,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from evalcore.emulators._config import BatchOutcome, BatchSettings
@@ -95,6 +95,7 @@ class BatchStore:
         self.creates = 0
         self.max_enqueued: Counter[str] = Counter()  # model -> most input tokens ever enqueued at once
         self.refusals: list[str] = []  # ids of the batches refused at the queue limit, in order
+        self._stubs: dict[tuple[str, str, str], EmulatedRequest] = {}
         self.forget_at_end = True
         """Forget a batch's request text when it ends (`BatchSettings.keep_request_text` False); the
         OpenAI front end renders its result files from the text first, then forgets it itself."""
@@ -218,15 +219,26 @@ class BatchStore:
                         system="", user="",
                     )
 
-    def forget_text(self, batch: EmulatedBatch, keep_keys: tuple[str, ...] = ("tools", "tool_choice")) -> None:
+    def forget_text(
+        self, batch: EmulatedBatch, keep_keys: tuple[str, ...] = ("tools", "tool_choice"), *, answers: bool = False
+    ) -> None:
         """With `keep_request_text` False: drop the text of an ended batch's requests (bodies but
-        `keep_keys`, prompts), keeping ids, outcomes and answers (see `BatchSettings`)."""
+        `keep_keys`, prompts), keeping ids, outcomes and answers (see `BatchSettings`); `answers`:
+        the answers too (OpenAI, once they are in the batch's result files)."""
         if self.settings.keep_request_text:
             return
         for item in batch.items.values():
             item.body = {k: v for k, v in item.body.items() if k in keep_keys}
-            item.request = EmulatedRequest(vendor=item.request.vendor, api=item.request.api, model=item.request.model,
-                                           system="", user="")
+            key = (item.request.vendor, item.request.api, item.request.model)
+            stub = self._stubs.get(key)
+            if stub is None:  # one frozen stand-in per model, shared: the stripped items weigh nothing
+                stub = self._stubs[key] = EmulatedRequest(vendor=key[0], api=key[1], model=key[2], system="", user="")
+            item.request = stub
+            if answers:
+                item.decision = None
+            elif item.decision is not None:  # its record holds the request whole: keep the answer, not that
+                light = item.decision.record.model_copy(update={"body": {}, "headers": {}, "system": "", "user": ""})
+                item.decision = replace(item.decision, record=light)
 
     def cancel(self, batch: EmulatedBatch) -> None:
         """Stop a batch: its unfinished requests end as canceled at its next look."""

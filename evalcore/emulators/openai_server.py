@@ -554,7 +554,7 @@ class OpenAIEmulator(HttpEmulator):
                                       ("\n".join(lines) + "\n").encode(), expires_s)["id"] if lines else "")
         batch.metadata["output_file_id"], batch.metadata["error_file_id"] = ids
         if not self.batches.settings.keep_request_text:  # a run at scale: the answers are in the files now
-            self.batches.forget_text(batch, keep_keys=())
+            self.batches.forget_text(batch, keep_keys=(), answers=True)
             if (upload := self._files.get(batch.metadata.get("input_file_id", ""))) is not None:
                 upload.data = b""
         return ids[0] or None, ids[1] or None
