@@ -133,7 +133,7 @@ def sweep(mode: str, manifest: Path, work: Path, config: Path, args: argparse.Na
 
 def rss_mb() -> float:
     """This process's resident memory (the emulators live here), in MB."""
-    return round(psutil.Process().memory_info().rss / 2**20, 1)
+    return round(float(psutil.Process().memory_info().rss) / 2**20, 1)
 
 
 def leaderboard(run: Path) -> tuple[list[dict[str, Any]], int]:
