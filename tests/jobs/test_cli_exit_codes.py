@@ -74,7 +74,7 @@ def test_a_missing_api_key_stops_a_sweep_before_ray_starts_and_leaves_no_run_fol
 
 @pytest.mark.ray
 def test_a_sweep_that_left_inputs_out_exits_4_after_grading_the_rest(ray_local, small_sample, tmp_path) -> None:
-    broken = SMALL_TASKS[1]  # of the small sample's two tasks; one system's submission of each
+    broken = SMALL_TASKS[1]  # one of the small sample's two tasks; gpt-strong submitted both
     bench = tmp_path / "bench"
     shutil.copytree(small_sample / "tasks", bench / "tasks")
     (bench / "tasks" / broken / "task.json").write_text("{ not json")

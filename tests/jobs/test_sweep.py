@@ -47,11 +47,12 @@ def _requests(emus) -> dict[str, int]:
     return {k: v.requests for k, v in emus.stats().items()}
 
 
-def _sweep(cfg, output: str, run_id: str, root: Path = SAMPLE, **kw) -> object:
-    """An in-process sweep of `root` (the sample's layout: tasks and `submissions/`) on the session's Ray."""
+def _sweep(cfg, output: str, run_id: str, root: Path = SAMPLE, submissions: Path | None = None, **kw) -> object:
+    """An in-process sweep of `root` (the sample's layout: tasks and `submissions/`, unless
+    `submissions` names another source) on the session's Ray."""
     kw = {"shard_size": 4, "max_in_flight": 4, **kw}
     opts = SweepOptions(
-        benchmark=str(root), submissions=str(root / "submissions"), output=output, config=cfg,
+        benchmark=str(root), submissions=str(submissions or root / "submissions"), output=output, config=cfg,
         vendors="emulated", run_id=run_id, progress=False, **kw,
     )
     return run_sweep(opts)
@@ -125,17 +126,40 @@ def test_full_sample_sweep_to_s3_writes_every_table(s3_run) -> None:
 
 
 @pytest.fixture(scope="module")
-def small_run(ray_local, s3_server, small_sample, emulators):
+def small_run(ray_local, s3_server, small_sample, emulators, tmp_path_factory):
     """One uninterrupted sweep of the small sample, two submissions a shard and two in flight (as
-    the interrupted sweeps below): the reference a killed and resumed run must equal, the finished
-    run a second run finds done, the run a swapped judge reuses. `sent`: the requests it cost."""
+    the interrupted sweeps below), from a source with one more submission, for a task that does not
+    exist: the sweep that must reject it by name and grade the rest, the reference a killed and
+    resumed run must equal, the run a swapped judge reuses, and (fixed) the run `small_rerun` finds
+    done. `sent`: the requests it cost; `rejected`: its `rejected` table as it wrote it."""
+    import shutil
+
+    subs = tmp_path_factory.mktemp("small-run") / "submissions"
+    shutil.copytree(small_sample / "submissions", subs)
+    bad = subs / "gpt-strong" / "no-such-area" / "no-such-task"
+    bad.mkdir(parents=True)
+    (bad / "memo.md").write_text("A memo for a task that does not exist.")
     bucket = create_bucket(s3_server)
     cfg = emulated_config(emulators.endpoints)
     before = _requests(emulators)
-    summary = _sweep(cfg, f"s3://{bucket}/runs", "clean", root=small_sample, shard_size=2, max_in_flight=2)
+    summary = _sweep(cfg, f"s3://{bucket}/runs", "clean", root=small_sample, submissions=subs,
+                     shard_size=2, max_in_flight=2)
     sent = sum(_requests(emulators).values()) - sum(before.values())
-    assert summary.complete == SMALL_SUBMISSIONS
-    return {"bucket": bucket, "cfg": cfg, "summary": summary, "sent": sent}
+    return {"bucket": bucket, "cfg": cfg, "summary": summary, "sent": sent, "submissions": subs, "bad": bad,
+            "rejected": read_table(summary.run_uri, "rejected")}
+
+
+@pytest.fixture(scope="module")
+def small_rerun(small_run, small_sample, emulators):
+    """`small_run`'s bad submission removed (fixed), and the same sweep again: it finds every
+    submission done. `before`/`after`: the emulators' request counts around it."""
+    import shutil
+
+    shutil.rmtree(small_run["bad"].parent)
+    before = _requests(emulators)
+    summary = _sweep(small_run["cfg"], f"s3://{small_run['bucket']}/runs", "clean", root=small_sample,
+                     submissions=small_run["submissions"], shard_size=2, max_in_flight=2)
+    return {"summary": summary, "before": before, "after": _requests(emulators)}
 
 
 def test_each_tasks_grounding_index_is_built_once_however_many_shards_grade_the_task(s3_run) -> None:
@@ -147,11 +171,9 @@ def test_each_tasks_grounding_index_is_built_once_however_many_shards_grade_the_
     assert s3_run["summary"].source_indexes_built == len(tasks)
 
 
-def test_second_run_of_a_finished_sweep_sends_zero_vendor_calls(small_run, small_sample, emulators) -> None:
-    before = _requests(emulators)
-    summary = _sweep(small_run["cfg"], f"s3://{small_run['bucket']}/runs", "clean", root=small_sample,
-                     shard_size=2, max_in_flight=2)
-    assert _requests(emulators) == before
+def test_second_run_of_a_finished_sweep_sends_zero_vendor_calls(small_run, small_rerun) -> None:
+    summary = small_rerun["summary"]
+    assert small_rerun["after"] == small_rerun["before"]
     assert summary.graded == 0 and summary.skipped_done == small_run["summary"].submissions_total
     assert read_table(summary.run_uri, "submissions").num_rows == small_run["summary"].submissions_total
     # one summary per attempt: the one that did the work is kept next to the resumed one
@@ -236,34 +258,32 @@ class _HoldRequests:
         self._held.clear()
 
 
-def _kill_session(sid: int, deadline_s: float = 120.0) -> int:
-    """SIGKILL every process of the session `sid` and wait until each has exited; returns how many.
+def _kill_driver_and_wait_for_its_ray(sid: int, deadline_s: float = 120.0) -> int:
+    """SIGKILL the driver's process group (the driver, and the GCS and raylet of the local Ray it
+    started), then wait until every process of its session has exited; returns how many were left.
 
-    A driver started with `start_new_session` is its session's leader, and the local Ray it starts
-    stays in that session, but each Ray worker runs in a process group of its own: `killpg` kills
-    the driver, the GCS and the raylet, and leaves the workers running until they notice, about a
-    second later: a worker that has its answers can still write its shard after the kill, after a
-    rerun started at once has read the run (seen once, with the vendors answering again right
-    after the kill: the rerun graded that shard again, duplicate rows). Killed here by pid (each
-    one started by the driver), and waited for on each process's exit (a pidfd), never on time.
+    Each Ray worker runs in a process group of its own, out of the kill's reach: it exits when it
+    notices its raylet is gone, about a second later, and a worker that was writing a shard goes
+    on writing it meanwhile (the same command rerun at once, in this process, could read the run
+    before that shard landed and grade it again: seen once, duplicate rows). So the rerun
+    waits for those exits: on each process's pidfd, never on time. The workers are not killed
+    here: a worker killed mid-write leaves part of a shard's tables, which a rerun grades again.
     """
-    os.killpg(sid, signal.SIGKILL)  # the driver and its raylet first: nothing can start a new worker
+    os.killpg(sid, signal.SIGKILL)
     fds = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             state, _ppid, _pgrp, session = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:4]
-            if int(session) != sid or state == "Z":
-                continue
-            fds.append(os.pidfd_open(int(entry)))
-            os.kill(int(entry), signal.SIGKILL)
+            if int(session) == sid and state != "Z":
+                fds.append(os.pidfd_open(int(entry)))
         except (OSError, ValueError):  # exited meanwhile
             continue
     try:
         for fd in fds:
             readable, _, _ = select.select([fd], [], [], deadline_s)
-            assert readable, f"a process of the killed driver's session {sid} did not exit in {deadline_s} s"
+            assert readable, f"a Ray process of the killed driver (session {sid}) was still running after {deadline_s} s"
     finally:
         for fd in fds:
             os.close(fd)
@@ -293,7 +313,7 @@ def test_driver_killed_with_sigkill_then_rerun_equals_uninterrupted_run(
                     hold.holding.set()
                     shards_seen += 1
                     break
-            _kill_session(proc.pid)  # the driver and the local Ray it started, workers included
+            _kill_driver_and_wait_for_its_ray(proc.pid)
             proc.wait()
             assert shards_seen == 1, "the driver finished or died before it could be killed mid-run"
             run = f"s3://{bucket}/runs/crash"
@@ -311,7 +331,7 @@ def test_driver_killed_with_sigkill_then_rerun_equals_uninterrupted_run(
                 os.killpg(proc.pid, signal.SIGKILL)
             emus.call(hold.release)  # the killed driver's requests, answered to no one
 
-    # the same sweep uninterrupted (the same submissions, shards and window)
+    # the same sweep uninterrupted (the same submissions graded, the same shards and window)
     clean, clean_requests = small_run["summary"], small_run["sent"]
     assert 0 < partial < clean.submissions_total
     for table in STABLE:
@@ -434,28 +454,13 @@ def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_n
     assert outcomes == {"openai": "ok", "xai": "ok", "auditor": "ok", "anthropic": "fatal"}
 
 
-def test_a_bad_submission_is_rejected_by_name_and_the_rest_of_the_sweep_goes_on(
-    ray_local, small_sample, tmp_path
-) -> None:
-    import shutil
-
-    from evalcore.config.load import load_config
-
-    subs = tmp_path / "submissions"
-    shutil.copytree(small_sample / "submissions", subs)
-    bad = subs / "gpt-strong" / "no-such-area" / "no-such-task"
-    bad.mkdir(parents=True)
-    (bad / "memo.md").write_text("A memo for a task that does not exist.")
-    opts = SweepOptions(benchmark=str(small_sample), submissions=str(subs), output=str(tmp_path / "runs"),
-                        config=load_config(vendors="offline"), vendors="offline", run_id="bad", progress=False,
-                        shard_size=4, max_in_flight=2)  # two shards at once: the session's two CPUs
-    summary = run_sweep(opts)
+def test_a_bad_submission_is_rejected_by_name_and_the_rest_of_the_sweep_goes_on(small_run, small_rerun) -> None:
+    summary = small_run["summary"]
     assert summary.complete == SMALL_SUBMISSIONS and summary.rejected == 1
     assert "no-such-area/no-such-task" in summary.rejections[0] and "unknown task id" in summary.rejections[0]
-    rejected = read_table(summary.run_uri, "rejected")
+    rejected = small_run["rejected"]
     assert rejected.num_rows == 1 and "unknown task id" in rejected.column("reason")[0].as_py()
-    # fixed and run again: nothing is regraded, and the rejection is gone (not counted twice)
-    shutil.rmtree(bad.parent)
-    again = run_sweep(opts)
+    # fixed and run again (`small_rerun`): nothing is regraded, and the rejection is gone (not counted twice)
+    again = small_rerun["summary"]
     assert again.graded == 0 and again.rejected == 0
     assert read_table(summary.run_uri, "rejected").num_rows == 0
