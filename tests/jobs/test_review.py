@@ -23,6 +23,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,13 +33,16 @@ import duckdb
 import pyarrow.compute as pc
 import pytest
 from markupsafe import escape
+from typer.testing import CliRunner
 
 from evalcore.config.load import load_config
 from evalcore.config.models import VendorMode
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import adjudications as adj
+from evalcore.results.leaderboard import Leaderboard
 from evalcore.storage.store import read_table
-from jobs.reduce import open_table
+from jobs.cli import app
+from jobs.reduce import LEADERBOARD_JSON, LEADERBOARD_PARQUET, open_table, reduce_run
 from jobs.review.context import mark, page_text
 from jobs.review.decisions import DecisionLog
 from jobs.review.impact import Scorer
@@ -304,16 +308,19 @@ def _reference_rate(run: str, system: str) -> float:
 @pytest.mark.timeout(1200)  # the first one sweeps a task of the sample on Ray: minutes on a busy machine
 @pytest.mark.browser
 @needs_chromium
-def test_a_reviewer_decides_three_items_by_keyboard_and_finds_them_kept_after_reload(run: Path, tmp_path: Path) -> None:
+def test_a_reviewer_decides_by_keyboard_finds_the_decisions_kept_after_reload_and_reduce_applies_them(run: Path, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     data = RunData(str(run))
     items = build_queue(data, seed=int(data.record.config.seed), sample=20)
     material = [i for i in items if i.section == "material"]
     split = [i for i in items if i.section == "split"]
-    assert len(material) >= 2 and split, "the demo personas must give material flags and split criteria"
-    first, second, criterion = material[0], material[1], split[0]
-    assert (first.n, second.n) == (0, 1)
+    assert len(material) == 3 and split, "the demo personas must give material flags and split criteria"
+    first, second, third = material  # the three of one submission: decided, its gate lifts
+    criterion = split[0]
+    assert (first.n, second.n, third.n) == (0, 1, 2) and len({i.grading_id for i in material}) == 1
+    reduce_run(str(run))  # the leaderboard before any decision
+    raw_json, raw_parquet = (run / LEADERBOARD_JSON).read_bytes(), (run / LEADERBOARD_PARQUET).read_bytes()
     with serving(str(run)) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
@@ -349,10 +356,15 @@ def test_a_reviewer_decides_three_items_by_keyboard_and_finds_them_kept_after_re
         expect(page.locator("#materiality-target")).to_have_text("minor")
         page.keyboard.type("a slip in a side remark, nothing turns on it")
         page.keyboard.press("Enter")
-        page.wait_for_url(f"{url}item/{second.n + 1}")  # after a decision: the next item in the queue
+        page.wait_for_url(f"{url}item/{third.n}")  # after a decision: the next item in the queue
+
+        page.keyboard.press("o")  # 3: overturn the last material flag
+        page.keyboard.type("the clause is quoted word for word from the lease")
+        page.keyboard.press("Enter")
+        page.wait_for_url(f"{url}item/{third.n + 1}")
 
         page.goto(f"{url}item/{criterion.n}")
-        page.keyboard.press("f")  # 3: the criterion fails for the whole panel
+        page.keyboard.press("f")  # 4: the criterion fails for the whole panel
         page.keyboard.type("the memo never states the figure")
         page.keyboard.press("Enter")
         page.wait_for_url(f"{url}item/{criterion.n + 1}")
@@ -371,23 +383,72 @@ def test_a_reviewer_decides_three_items_by_keyboard_and_finds_them_kept_after_re
         page.goto(f"{url}item/{criterion.n}")
         expect(page.locator("#in-force")).to_contain_text("Decided: fail")
         page.goto(url)
-        expect(page.locator("#decided-count")).to_have_text("3")
-        expect(page.locator("#queue tr.decided")).to_have_count(3)
+        expect(page.locator("#decided-count")).to_have_text("4")
+        expect(page.locator("#queue tr.decided")).to_have_count(4)
         page.screenshot(path=str(tmp_path / "queue.png"), full_page=True)
         browser.close()
 
     assert errors == []
     assert all(r.startswith(url) or r.startswith("data:") for r in requests), requests
     files = sorted((run / "adjudications").glob("*.json"))
-    assert len(files) == 3
+    assert len(files) == 4
     loaded = adj.load(str(run))
     assert loaded.problems == []
     got = {d.item: (d.decision, d.materiality, d.reviewer, d.reason) for d in loaded.decisions}
     assert got == {
         first.key: ("overturned", None, "Ada Expert", "the date is in the renewal e-mail, so not invented"),
         second.key: ("materiality", "minor", "Ada Expert", "a slip in a side remark, nothing turns on it"),
+        third.key: ("overturned", None, "Ada Expert", "the clause is quoted word for word from the lease"),
         criterion.key: ("fail", None, "Ada Expert", "the memo never states the figure"),
     }
+
+    # `tribunal reduce` applies them by the rules; `--no-adjudications` gives the sweep's leaderboard back
+    raw = Leaderboard.model_validate_json(raw_json)
+    expected = _expected_rates_after(run, raw, flag_decided=material, criterion_failed=criterion)
+    raw_rank = {r.system: r.rank for r in raw.systems}
+    raw_rate = {r.system: r.hc_pass_rate.value for r in raw.systems}
+    assert expected[first.system] != raw_rate[first.system], "the lifted gate must move the system's rate"
+    result = CliRunner().invoke(app, ["reduce", str(run)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "adjudicated: 4 item(s) decided" in result.output
+    after = Leaderboard.model_validate_json((run / LEADERBOARD_JSON).read_bytes())
+    assert {r.system: r.hc_pass_rate.value for r in after.systems} == pytest.approx(expected)
+    for r in after.systems:  # competition ranking by the headline, decisions applied
+        assert r.rank == 1 + sum(v > expected[r.system] for v in expected.values())
+    assert {r.system: r.rank for r in after.systems}[first.system] != raw_rank[first.system]
+    assert after.adjudication is not None
+    assert after.adjudication.by_system == dict(Counter(i.system for i in (*material, criterion)))
+    moved = {c.system: (c.hc_pass_rate_before, c.hc_pass_rate_after, c.rank_before, c.rank_after)
+             for c in after.adjudication.changes}
+    for r in raw.systems:
+        if r.system in moved:
+            assert moved[r.system][0] == pytest.approx(r.hc_pass_rate.value) and moved[r.system][2] == r.rank
+    result = CliRunner().invoke(app, ["reduce", str(run), "--no-adjudications"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert (run / LEADERBOARD_JSON).read_bytes() == raw_json
+    assert (run / LEADERBOARD_PARQUET).read_bytes() == raw_parquet
+
+
+def _expected_rates_after(
+    run: Path, raw: Leaderboard, *, flag_decided: list[QueueItem], criterion_failed: QueueItem
+) -> dict[str, float]:
+    """Each system's headline after the browser test's decisions, by the rules worked by hand.
+
+    The swept task gives every system one submission, so a system's rate is its submission's
+    hallucination-controlled score. A criterion failed for the whole panel leaves no judge passing
+    every criterion: task score 0. A flag overturned no longer counts, one made minor never gates:
+    the gate lifts when no other confirmed material flag is left, and the score is the task score.
+    """
+    rates = {r.system: r.hc_pass_rate.value for r in raw.systems}
+    subs = {r["grading_id"]: r for r in RunData(str(run)).complete().to_pylist()}
+    flags = [f for f in read_table(str(run), "flags").to_pylist() if f["grading_id"] in subs]
+    [gid] = {i.grading_id for i in flag_decided}
+    decided = {i.flag_index for i in flag_decided}
+    left = [f for f in flags if f["grading_id"] == gid and f["flag_index"] not in decided
+            and counted_materiality(f["status"], f["materiality"]) == "material"]
+    rates[subs[gid]["system"]] = 0.0 if left else float(subs[gid]["task_score"])
+    rates[subs[criterion_failed.grading_id]["system"]] = 0.0
+    return rates
 
 
 @pytest.mark.ray

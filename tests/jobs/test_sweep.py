@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pyarrow.compute as pc
 import pytest
@@ -348,6 +349,46 @@ def test_driver_killed_with_sigkill_then_rerun_equals_uninterrupted_run(
     assert crash_requests - clean_requests <= 2 * 2 * per_submission * 1.5 + 4
 
 
+class _Lines:
+    """Every line of a child's pipe, read on a thread of its own.
+
+    Why: iterating a pipe's text wrapper reads ahead, and `communicate()` afterwards reads the raw
+    descriptor, so lines already in the wrapper's buffer were lost (two shard lines written
+    together counted as one). Here every line is kept, and a test waits for one without sleeping.
+    """
+
+    def __init__(self, pipe: Any) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._ended = False
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: Any) -> None:
+        for line in pipe:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout: float) -> bool:
+        """True once a line holding `text` was read (False if the pipe ended first)."""
+        def seen() -> bool:
+            return any(text in line for line in self.lines)
+
+        with self._changed:
+            self._changed.wait_for(lambda: self._ended or seen(), timeout)
+            return seen()
+
+    def until_the_end(self, timeout: float) -> list[str]:
+        """Every line, once the pipe has ended (the child exited and closed it)."""
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), f"the pipe was still open after {timeout} s"
+        return self.lines
+
+
 def test_ctrl_c_stops_after_flushing_the_shards_in_flight(ray_local, s3_server, small_sample, tmp_path) -> None:
     bucket = create_bucket(s3_server)
     hold = _HoldRequests()
@@ -358,27 +399,23 @@ def test_ctrl_c_stops_after_flushing_the_shards_in_flight(ray_local, s3_server, 
         cmd = _cli_sweep(small_sample, f"s3://{bucket}/runs", "ctrlc", cfg_file, attach=True)
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True, cwd=Path(__file__).resolve().parents[2])
-        assert proc.stdout is not None and proc.stderr is not None
-        seen: list[str] = []
+        out, err = _Lines(proc.stdout), _Lines(proc.stderr)
         try:
-            for line in proc.stdout:  # the first of four shards written: the next two are in flight
-                if line.startswith("shard "):
-                    hold.holding.set()  # ... and stay in flight until the driver has the Ctrl-C
-                    proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the driver
-                    break
-            for line in proc.stderr:  # the driver acknowledges it
-                seen.append(line)
-                if "flushing" in line:
-                    break
+            # the first of four shards written: the next two are in flight ...
+            assert out.wait_for("shard ", timeout=600), "the driver wrote no shard"
+            hold.holding.set()  # ... and stay in flight until the driver has the Ctrl-C
+            proc.send_signal(signal.SIGINT)  # what Ctrl-C sends the driver
+            err.wait_for("flushing", timeout=300)  # the driver acknowledges it (checked below)
         finally:
             emus.call(hold.release)  # the shards in flight finish
-        rest, err = proc.communicate(timeout=300)
-    assert proc.returncode == 130, "".join(seen)[-2000:] + err[-2000:]
-    assert "flushing" in "".join(seen)
-    flushed = 1 + sum(1 for line in rest.splitlines() if line.startswith("shard "))
+            proc.wait(timeout=300)
+        said, stdout = "".join(err.until_the_end(60)), out.until_the_end(60)
+    assert proc.returncode == 130, said[-3000:]
+    assert "flushing" in said
+    flushed = sum(1 for line in stdout if line.startswith("shard "))
     run = f"s3://{bucket}/runs/ctrlc"
     subs = read_table(run, "submissions")
-    assert subs.num_rows == 2 * flushed  # every shard in flight was written whole, nothing after
+    assert flushed >= 1 and subs.num_rows == 2 * flushed  # every shard in flight was written whole, nothing after
     assert not fs.exists(fs.join(run, "_SUCCESS.json"))
 
 
