@@ -439,7 +439,7 @@ def _expected_rates_after(
     every criterion: task score 0. A flag overturned no longer counts, one made minor never gates:
     the gate lifts when no other confirmed material flag is left, and the score is the task score.
     """
-    rates = {r.system: r.hc_pass_rate.value for r in raw.systems}
+    rates = {r.system: float(r.hc_pass_rate.value or 0.0) for r in raw.systems}  # each system is scored
     subs = {r["grading_id"]: r for r in RunData(str(run)).complete().to_pylist()}
     flags = [f for f in read_table(str(run), "flags").to_pylist() if f["grading_id"] in subs]
     [gid] = {i.grading_id for i in flag_decided}
