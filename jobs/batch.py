@@ -173,11 +173,14 @@ def _phase_state(r: BatchRecord) -> str:
 
 def status_blocks(status: RunStatus) -> list[Block]:
     """The run's progress, then one table per vendor of its batches (laid out by `evalcore.tables`)."""
-    graded = sum(status.submissions.values())
-    progress = ", ".join(f"{n} {s}" for s, n in sorted(status.submissions.items())) or "nothing graded yet"
+    # a row is not a grading: a --detach pass records its submissions incomplete, awaiting their batches
+    recorded = sum(status.submissions.values())
+    progress = (f"{status.submissions.get('complete', 0)} of {recorded} complete ("
+                + ", ".join(f"{n} {s}" for s, n in sorted(status.submissions.items())) + ")"
+                if recorded else "none recorded yet")
     out: list[Block] = [Text.assemble(
         (status.run_id, "bold"), f" ({status.run_uri}) — {'batch' if status.batch_mode else 'online'} "
-        f"mode, {'finished' if status.finished else 'not finished'}; submissions: {graded} graded ({progress})")]
+        f"mode, {'finished' if status.finished else 'not finished'}; submissions: {progress}")]
     out += _damaged_lines(status)
     if not status.batches:
         return [*out, "no batches submitted"]

@@ -197,6 +197,7 @@ def detached_then_collected(ray_local, small_sample, tmp_path_factory) -> dict[s
         journal = load_all(run)
         created = {k: s.creates for k, s in emus.batch_stores().items()}
         status = CliRunner().invoke(app, ["status", run, "--json"])
+        text_detached = CliRunner().invoke(app, ["status", run], env={"COLUMNS": "200"})
         again = [line.strip() for line in detach.output.splitlines() if line.strip().startswith("tribunal sweep")]
         assert len(again) == 1, detach.output
 
@@ -206,7 +207,8 @@ def detached_then_collected(ray_local, small_sample, tmp_path_factory) -> dict[s
         submitted_at_most = {vendor: max(store.submitted.values()) for vendor, store in emus.batch_stores().items()}
     text = CliRunner().invoke(app, ["status", run])
     return {"run": run, "detach": detach, "journal": journal, "created": created, "status": status,
-            "again": again, "collect": collect, "submitted_at_most": submitted_at_most, "text": text}
+            "again": again, "collect": collect, "submitted_at_most": submitted_at_most, "text": text,
+            "text_detached": text_detached}
 
 
 def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_every_batch(
@@ -225,6 +227,9 @@ def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_e
     assert set(report["batches"]) == {"openai", "xai", "anthropic"}
     for batches in report["batches"].values():
         assert all(b["phase"] != "collected" and b["expires_at"] for b in batches)
+    # the detach pass recorded every submission incomplete, awaiting its batches: none is called graded
+    said = " ".join(d["text_detached"].output.split())
+    assert f"submissions: 0 of {SMALL_SUBMISSIONS} complete ({SMALL_SUBMISSIONS} incomplete)" in said, said
 
     assert d["collect"].exit_code == 0, d["collect"].output
     second = _attempt(d["run"], 2)
@@ -232,7 +237,7 @@ def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_e
     assert all(n == 1 for n in d["submitted_at_most"].values()), d["submitted_at_most"]
     text = d["text"]
     assert text.exit_code == 0 and "every batch collected" in text.output
-    assert f"{SMALL_SUBMISSIONS} complete" in text.output
+    assert f"submissions: {SMALL_SUBMISSIONS} of {SMALL_SUBMISSIONS} complete" in " ".join(text.output.split())
 
 
 _ROLES = ("paid_calls", "failed_calls", "collected_calls", "reused_calls", "awaiting_calls")
