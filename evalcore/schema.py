@@ -259,7 +259,7 @@ class CallRow(RowIdentity):
     model: str = Field(description='Model name sent to the vendor.')
     purpose: Purpose = Field(description='rubric | detect | verify | preflight.')
     criterion_id: str | None = Field(default=None, description='Criterion graded (rubric calls only).')
-    outcome: CallOutcome = Field(description='ok, or the final failure class: rate_limited | transient | timeout | bad_output | fatal | cost_cap (not sent: the run hit --max-cost).')
+    outcome: CallOutcome = Field(description='ok, or the final failure class: rate_limited | transient | timeout | bad_output | fatal | cost_cap (not sent: the run hit --max-cost). A `--detach` pass records each call still in a batch as `transient` with 0 attempts, 0 USD and an error naming the batch: a placeholder of an incomplete grading, superseded by the collected row.')
     error: str | None = Field(default=None, description='Sanitised failure message (never a key).')
     attempts: int = Field(default=1, description='HTTP/gRPC attempts made for this logical call (0 when reused).')
     rate_limited: int = Field(default=0, description='429 / RESOURCE_EXHAUSTED answers seen during the call.')
