@@ -51,6 +51,12 @@ PATIENT_ENV: dict[str, str] = {
     "RAY_health_check_failure_threshold": "40",
     # an actor call whose predecessor is late on the wire is cancelled after this long (default 30 s)
     "RAY_actor_scheduling_queue_max_reorder_wait_seconds": str(STARTUP_DEADLINE_S),
+    # Ray runs its workers and actors at nice 15 (`worker_niceness`) to keep its own daemons
+    # responsive. Beside other work on the machine (another test run, CPU burners) that starves the
+    # tests' Ray: two `yes` burners at nice 0 took 71 % of a core each while every Ray worker of
+    # the suite got a few %, and a clean-clone run beside them had done 7 % of its tests after
+    # 27 minutes. The tests' workers compete as equals instead.
+    "RAY_worker_niceness": "0",
 }
 
 STARTUP_FAILED = "timed out during startup"
