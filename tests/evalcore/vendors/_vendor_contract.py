@@ -157,7 +157,9 @@ class VendorContract:
         assert reply.attempts == 2
 
     async def test_hang_times_out_then_the_retry_succeeds(self, emu: Any) -> None:
-        reply = await self.call(emu, Hang(30), timeout_s=0.3)
+        # the request timeout every test here gives a normal answer (5 s): one of 0.3 s also timed
+        # out the retry on a machine under load, and the rule is about the hang, not the answer
+        reply = await self.call(emu, Hang(30))
         assert reply.attempts == 2
         assert len(emu.requests) == 2
 
