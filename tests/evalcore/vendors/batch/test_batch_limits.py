@@ -137,10 +137,7 @@ async def test_batches_split_at_the_request_limit(adapter: Adapter, tmp_path) ->
         store = emus.by_vendor()[adapter].batches
         cfg = vendor_config(adapter, emus.endpoints()[adapter], max_requests=4)
         vendor = batching(cfg, str(tmp_path), store)
-        try:
-            replies = await vendor.complete_many([request(i) for i in range(10)], Verdict)
-        finally:
-            await vendor.aclose()
+        replies = await _complete(vendor, 10)
         answered_once(replies, store, 10)
         records = load_all(str(tmp_path))[adapter]
         assert [len(r.requests) for r in records] == [4, 4, 2]
@@ -158,10 +155,7 @@ async def test_batches_split_at_the_byte_limit(adapter: Adapter, tmp_path) -> No
         await probe.aclose()
         cfg = vendor_config(adapter, emus.endpoints()[adapter], max_bytes=3 * size + size // 2)
         vendor = batching(cfg, str(tmp_path), store)
-        try:
-            replies = await vendor.complete_many([request(i) for i in range(10)], Verdict)
-        finally:
-            await vendor.aclose()
+        replies = await _complete(vendor, 10)
         answered_once(replies, store, 10)
         records = load_all(str(tmp_path))[adapter]
         assert [len(r.requests) for r in records] == [3, 3, 3, 1]
@@ -173,20 +167,30 @@ async def test_batches_split_at_the_byte_limit(adapter: Adapter, tmp_path) -> No
 # ---------------------------------------------------------------------------------------------- the enqueued-token limit
 
 
+def _queue_limited(limit: int) -> EmulatorConfig:
+    """Emulators whose OpenAI batch queue holds at most `limit` enqueued tokens per model."""
+    return EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+
+
+async def _complete(vendor: Any, n: int) -> list[Any]:
+    """Requests 0..n-1 through a batching vendor, which is closed however that ends."""
+    try:
+        return await vendor.complete_many([request(i) for i in range(n)], Verdict)
+    finally:
+        await vendor.aclose()
+
+
 async def test_the_next_batch_is_held_until_earlier_ones_end_and_the_vendor_never_holds_more_than_the_limit(
     tmp_path,
 ) -> None:
     tokens = input_tokens(request(0))
     limit = 4 * tokens  # four requests' worth: one batch of four at a time
-    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+    emu_cfg = _queue_limited(limit)
     async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
         store = emus.openai.batches
         cfg = vendor_config("openai", emus.endpoints()["openai"], max_enqueued_tokens=limit)
         vendor = batching(cfg, str(tmp_path), store)
-        try:
-            replies = await vendor.complete_many([request(i) for i in range(10)], Verdict)
-        finally:
-            await vendor.aclose()
+        replies = await _complete(vendor, 10)
         answered_once(replies, store, 10)
         assert store.refusals == []  # the queue kept to the limit: the vendor never had to refuse
         assert 0 < store.max_enqueued["openai-model"] <= limit  # the emulator's own record
@@ -204,24 +208,18 @@ async def test_the_next_batch_is_held_until_earlier_ones_end_and_the_vendor_neve
 async def test_with_detach_a_batch_that_does_not_fit_is_not_sent_and_the_next_run_sends_it_once(tmp_path) -> None:
     tokens = input_tokens(request(0))
     limit = 4 * tokens
-    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+    emu_cfg = _queue_limited(limit)
     async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
         store = emus.openai.batches
         cfg = vendor_config("openai", emus.endpoints()["openai"], max_enqueued_tokens=limit)
         first = batching(cfg, str(tmp_path), store, detach=True)
-        try:
-            pending = await first.complete_many([request(i) for i in range(6)], Verdict)
-        finally:
-            await first.aclose()
+        pending = await _complete(first, 6)
         assert all(isinstance(p, BatchPending) for p in pending)
         assert sum("not sent" in str(p) for p in pending) == 2  # the second batch: held, not sent
         assert store.creates == 1 and len(load_all(str(tmp_path))["openai"]) == 1
 
         second = batching(cfg, str(tmp_path), store)
-        try:
-            replies = await second.complete_many([request(i) for i in range(6)], Verdict)
-        finally:
-            await second.aclose()
+        replies = await _complete(second, 6)
         answered_once(replies, store, 6)
         assert store.creates == 2 and store.refusals == [] and store.max_enqueued["openai-model"] <= limit
         assert second.stats["resumed_requests"] == 4  # the first run's batch, polled, not sent again
@@ -246,7 +244,7 @@ async def test_a_batch_refused_at_the_vendors_limit_is_sent_again_once_there_is_
     tmp_path, caplog: pytest.LogCaptureFixture
 ) -> None:
     limit = 1000
-    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+    emu_cfg = _queue_limited(limit)
     async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
         store = emus.openai.batches
         cfg = vendor_config("openai", emus.endpoints()["openai"])  # this queue knows no limit: another
@@ -259,11 +257,8 @@ async def test_a_batch_refused_at_the_vendors_limit_is_sent_again_once_there_is_
         assert store.enqueued_tokens("openai-model") == 900
 
         vendor = batching(cfg, str(tmp_path), store)
-        try:
-            with caplog.at_level(logging.WARNING, logger="evalcore.vendors.batch.queue"):
-                replies = await vendor.complete_many([request(i) for i in range(3)], Verdict)
-        finally:
-            await vendor.aclose()
+        with caplog.at_level(logging.WARNING, logger="evalcore.vendors.batch.queue"):
+            replies = await _complete(vendor, 3)
         answered_once(replies, store, 3, others=frozenset({"filler"}))
         assert all(r.attempts == 1 for r in replies if not isinstance(r, VendorError))  # a refusal is no attempt
         refused_id, = store.refusals
@@ -281,10 +276,7 @@ async def test_a_batch_refused_at_the_vendors_limit_is_sent_again_once_there_is_
 
         # the journal stays right: a re-run answers every request from the second batch, sending nothing
         rerun = batching(cfg, str(tmp_path), store)
-        try:
-            replies = await rerun.complete_many([request(i) for i in range(3)], Verdict)
-        finally:
-            await rerun.aclose()
+        replies = await _complete(rerun, 3)
         assert all(not isinstance(r, VendorError) and r.batch_id == again.batch_id for r in replies)
         assert store.creates == 3 and set(store.billed.values()) == {1}  # the other process's once too
 
@@ -318,16 +310,13 @@ async def test_a_queue_without_a_limit_learns_the_vendors_from_its_refusal_and_s
 ) -> None:
     tokens = input_tokens(request(0))
     limit = 3 * tokens
-    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+    emu_cfg = _queue_limited(limit)
     async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
         store = emus.openai.batches
         cfg = vendor_config("openai", emus.endpoints()["openai"])  # no max_enqueued_tokens configured
         vendor = batching(cfg, str(tmp_path), store)
-        try:
-            with caplog.at_level(logging.WARNING, logger="evalcore.vendors.batch.queue"):
-                replies = await vendor.complete_many([request(i) for i in range(8)], Verdict)
-        finally:
-            await vendor.aclose()
+        with caplog.at_level(logging.WARNING, logger="evalcore.vendors.batch.queue"):
+            replies = await _complete(vendor, 8)
         answered_once(replies, store, 8)
         assert len(store.refusals) == 1  # the first batch, larger than the vendor ever accepts; never again
         assert vendor.stats["vendor_enqueued_token_limit"] == limit
@@ -343,17 +332,14 @@ async def test_a_batch_waiting_for_room_when_a_lower_vendor_limit_is_learned_is_
 ) -> None:
     tokens = input_tokens(request(0))
     limit = 3 * tokens
-    emu_cfg = EmulatorConfig(batch=BatchSettings(completion_s=COMPLETION_S, max_enqueued_tokens=limit))
+    emu_cfg = _queue_limited(limit)
     async with EmulatorSet(emu_cfg, responder=StaticResponder(ANSWER)) as emus:
         store = emus.openai.batches
         # configured above the vendor's limit: the first batch (5 requests) is refused while the second
         # (5 more) waits for room, and is larger than the limit the refusal tells
         cfg = vendor_config("openai", emus.endpoints()["openai"], max_enqueued_tokens=5 * tokens)
         vendor = batching(cfg, str(tmp_path), store)
-        try:
-            replies = await vendor.complete_many([request(i) for i in range(10)], Verdict)
-        finally:
-            await vendor.aclose()
+        replies = await _complete(vendor, 10)
         answered_once(replies, store, 10)
         assert len(store.refusals) == 1 and store.max_enqueued["openai-model"] <= limit
         assert vendor.stats["batches_split_again"] == 1
