@@ -31,7 +31,6 @@ The names the CLI, tests and benchmarks import from here (`SweepOptions`, `Sweep
 
 from __future__ import annotations
 
-import resource
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -72,6 +71,7 @@ from jobs.in_flight import InFlight
 from jobs.intake import SpooledShard, SubmissionPass
 from jobs.metrics import SweepMetrics
 from jobs.ocr import OcrSummary, ocr_before_grading
+from jobs.peak_memory import peak_rss_mb
 from jobs.purge import purge_after_sweep
 from jobs.run_identity import (
     ATTEMPTS,
@@ -397,7 +397,7 @@ def finish(
         summary.cost_capped = True
         summary.cost_message = watch.cap_message(summary.cost_usd, summary.complete)
     summary.wall_s = time.time() - t0
-    summary.driver_peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    summary.driver_peak_rss_mb = peak_rss_mb()
     write_attempt_summary(summary)
     if not summary.interrupted and not capped and not summary.failed_shards:
         write_json(fs.join(summary.run_uri, SUCCESS), summary.as_dict())  # the latest finished attempt
