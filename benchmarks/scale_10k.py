@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -112,11 +113,38 @@ def verify(run_uri: Path, summary: dict[str, Any], accepted: set[str], judges: i
             "actor_counted_calls": counted_calls, "problems": problems, "verified": not problems}
 
 
+def _wait_for_session(sid: int, deadline_s: float = 300.0) -> int:
+    """Wait until every process of session `sid` has exited (on pidfds, never on time); returns how
+    many were left. A killed driver's Ray workers outlive it by about a second, and one that was
+    writing a shard finishes writing it: counting the run's rows before they exit misses it."""
+    fds = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            state, _ppid, _pgrp, session = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:4]
+            if int(session) == sid and state != "Z":
+                fds.append(os.pidfd_open(int(entry)))
+        except (OSError, ValueError):  # exited meanwhile
+            continue
+    try:
+        for fd in fds:
+            readable, _, _ = select.select([fd], [], [], deadline_s)
+            if not readable:
+                raise SystemExit(f"a process of the killed driver's session {sid} still runs after {deadline_s} s")
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return len(fds)
+
+
 def _attempt(cmd: list[str], env: dict[str, str]) -> tuple[int, str, float, list[tuple[float, float]]]:
-    """One driver process: its exit code, stderr, wall time and RSS sampled every 0.5 s."""
+    """One driver process (a session of its own, with the local Ray it starts): its exit code,
+    stderr, wall time and RSS sampled every 0.5 s; returns once every process of it has exited."""
     rss: list[tuple[float, float]] = []
     t0 = time.time()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            start_new_session=True)
     stop = threading.Event()
 
     def sample() -> None:
@@ -132,7 +160,9 @@ def _attempt(cmd: list[str], env: dict[str, str]) -> tuple[int, str, float, list
     _, err = proc.communicate()
     stop.set()
     sampler.join()
-    return proc.returncode, err, time.time() - t0, rss
+    wall = time.time() - t0
+    _wait_for_session(proc.pid)
+    return proc.returncode, err, wall, rss
 
 
 def _count(run: Path, table: str) -> int:
