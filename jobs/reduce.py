@@ -65,6 +65,7 @@ def reduce_run(
     endpoint_override: str | None = None,
     threads: int | None = None,
     memory_limit: str | None = None,
+    temp_directory: str | None = None,
     adjudications: bool = True,
 ) -> Leaderboard:
     """Reduce a run folder to its leaderboard and (by default) write the leaderboard files into it.
@@ -73,7 +74,9 @@ def reduce_run(
     `adjudications` is False (the raw view: exactly the leaderboard of the raw tables).
 
     `endpoint_override` is the S3 endpoint for s3:// runs (else AWS_ENDPOINT_URL[_S3] is used);
-    `threads` / `memory_limit` bound the in-process DuckDB (e.g. 2, "4GB").
+    `threads` / `memory_limit` / `temp_directory` bound the reduction (e.g. 2, "4GB", a folder to
+    spill to; defaults: every core, a share of the machine's memory, a fresh temporary folder:
+    `evalcore.results.reduce.reduce_tables`).
     """
     record = read_run_record(run_uri, endpoint_override)
     tables = {name: open_table(run_uri, name, endpoint_override) for name in TABLES}
@@ -83,7 +86,7 @@ def reduce_run(
     decisions = adj.load(run_uri, endpoint_override) if adjudications else None
     try:
         lb = reduce_tables(record, submissions=submissions, threads=threads, memory_limit=memory_limit,
-                           decisions=decisions, **tables)
+                           temp_directory=temp_directory, decisions=decisions, **tables)
     except (OSError, pa.ArrowInvalid, duckdb.IOException) as exc:  # a shard unreadable, the disk full (spilling)
         raise StorageError(f"{run_uri}: cannot read the run's tables: {exc}") from exc
     if write:

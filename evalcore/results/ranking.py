@@ -24,16 +24,16 @@ Pure numpy; `tests/evalcore/results/test_ranking.py` checks each rule on planted
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
-from evalcore.results.stats import CONFIDENCE, resample_counts
+from evalcore.results.stats import CONFIDENCE, distinct_rows, resample_counts, row_products
 
 _CELLS = 4_000_000
-"""Cap on B × S (or B × T) values held per block of the pairwise computation (32 MB of float64)."""
+"""Cap on B × S × (block of systems) comparisons held at once in the pairwise counts (4 MB each)."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +92,33 @@ def rank_systems(
         for task, value in scores[name].items():
             x[i, col[task]] = float(value)
             m[i, col[task]] = 1.0
+    return rank_matrix(names, x, m, rng=rng, n_resamples=n_resamples, confidence=confidence)
+
+
+def rank_matrix(
+    names: Sequence[str],
+    x: npt.NDArray[np.float64],
+    m: npt.NDArray[np.float64],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = CONFIDENCE,
+) -> Ranking:
+    """`rank_systems` from aligned arrays, for callers that hold the scores as a matrix already.
+
+    `names` sorted; `x` / `m` (systems × tasks): the score and 1.0 where the system was scored on
+    the task (0.0 in both elsewhere). The columns are the tasks some system was scored on, sorted
+    by task id: the replicate draws are indexed by them, so any other columns change the figures.
+    (Taken in C order: numpy sums a row pairwise only along contiguous memory, and the point
+    estimates must not change with the caller's memory layout.)
+    """
+    s, n = x.shape
+    x, m = np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(m, dtype=np.float64)
     counts_m = m.sum(axis=1)
     point = np.divide((x * m).sum(axis=1), counts_m, out=np.full(s, -np.inf), where=counts_m > 0)
     order = sorted(range(s), key=lambda i: (-point[i], names[i]))
     x, m, point = x[order], m[order], point[order]
-    names = [names[i] for i in order]
+    ordered = [names[i] for i in order]
     beats = np.full((s, s), 0.5)
     separable = np.zeros((s, s), dtype=bool)
     if s and n:
@@ -108,13 +130,39 @@ def rank_systems(
             _compare_shared(counts, x, m, alpha, beats, separable)
     np.fill_diagonal(beats, 0.5)
     np.fill_diagonal(separable, False)
-    return Ranking(systems=names, point=[float(p) if np.isfinite(p) else float("nan") for p in point],
+    return Ranking(systems=ordered, point=[float(p) if np.isfinite(p) else float("nan") for p in point],
                    beats=beats, separable=separable, confidence=confidence)
 
 
 def _record(i: int, diff: npt.NDArray[np.float64], alpha: float, beats: npt.NDArray[np.float64],
             separable: npt.NDArray[np.bool_]) -> None:
-    """Fill row i from its (B, S) replicate differences i − j (NaN where no task is shared)."""
+    """Fill row i from its (B, S) replicate differences i − j (NaN where no task is shared).
+
+    P(i beats j) counts the positive differences (ties half) among the defined ones; i is separably
+    better than j when the `alpha` quantile of the defined differences is above zero. That quantile
+    is taken (`np.quantile`, linear interpolation, as `np.nanquantile` takes it) only for the pairs
+    whose count of differences ≤ 0 puts zero within reach of the two order statistics it
+    interpolates (`_undecided`); for every other pair the count alone gives its sign.
+    """
+    if np.isinf(diff).any():  # never from finite scores; kept exact all the same
+        _record_nanquantile(i, diff, alpha, beats, separable)
+        return
+    n_valid = np.count_nonzero(~np.isnan(diff), axis=0)
+    above = np.count_nonzero(diff > 0, axis=0)
+    ties = np.count_nonzero(diff == 0, axis=0)
+    has = n_valid > 0
+    beats[i, has] = (above + 0.5 * ties)[has] / n_valid[has]
+    sure, undecided = _undecided(n_valid - above, n_valid, alpha)
+    row = sure & has
+    for j in np.flatnonzero(undecided & has):
+        col = diff[:, j]
+        row[j] = float(np.quantile(col[~np.isnan(col)], alpha)) > 0
+    separable[i] = row
+
+
+def _record_nanquantile(i: int, diff: npt.NDArray[np.float64], alpha: float, beats: npt.NDArray[np.float64],
+                        separable: npt.NDArray[np.bool_]) -> None:
+    """`_record` by its definition: every pair's quantile taken (the reference for the shortcut)."""
     valid = np.isfinite(diff)
     n_valid = valid.sum(axis=0)
     wins = np.where(valid, (diff > 0) + 0.5 * (diff == 0), 0.0).sum(axis=0)
@@ -126,22 +174,87 @@ def _record(i: int, diff: npt.NDArray[np.float64], alpha: float, beats: npt.NDAr
     separable[i] = np.nan_to_num(low, nan=0.0) > 0
 
 
+def _undecided(
+    at_most_zero: npt.NDArray[np.int64], n: npt.NDArray[np.int64] | int, alpha: float
+) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """From how many of n differences are ≤ 0: (quantile surely > 0, sign not decided by the count).
+
+    The linear `alpha` quantile of n sorted values interpolates the two at positions ⌊h⌋ and
+    ⌊h⌋ + 1, h = alpha·(n − 1) (up to rounding of h: one position of margin each way). When at
+    most ⌊h⌋ − 1 values are ≤ 0 both are positive, and numpy's interpolation of two positive values
+    is positive; when at least ⌊h⌋ + 3 are, both are ≤ 0, and so is the interpolation. In between,
+    the caller takes the quantile itself.
+    """
+    h = np.floor(alpha * (np.asarray(n, dtype=np.float64) - 1.0)).astype(np.int64)
+    sure = at_most_zero <= h - 1
+    return sure, ~sure & (at_most_zero < h + 3)
+
+
 def _compare_common(counts: npt.NDArray[np.float64], x: npt.NDArray[np.float64], mask: npt.NDArray[np.float64],
                     alpha: float, beats: npt.NDArray[np.float64], separable: npt.NDArray[np.bool_]) -> None:
-    """Every system scored on the same tasks (the usual case): one mean per system per replicate."""
+    """Every system scored on the same tasks (the usual case): one mean per system per replicate.
+
+    The difference of i and j in a replicate is means[i] − means[j], whose sign is that of the
+    comparison means[i] vs means[j] (an IEEE difference is 0 only between equal values). So every
+    pair is decided by counting comparisons, in blocks of systems (B × S² comparisons, bounded
+    memory), and the quantile is taken only for the undecided pairs (`_record`).
+    """
     den = counts @ mask  # (B,)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.einsum("bt,st->bs", counts, x * mask) / den[:, None]  # (B, S)
-    for i in range(x.shape[0]):
-        _record(i, means[:, [i]] - means, alpha, beats, separable)
+    if not (np.isfinite(means).all() and np.abs(means).max(initial=0.0) <= 1e300):  # i − j could overflow
+        for i in range(x.shape[0]):
+            _record(i, means[:, [i]] - means, alpha, beats, separable)
+        return
+    b, s = means.shape
+    if not b:  # no replicate: no pair is compared (P = 0.5, nothing separable)
+        return
+    by_system = np.ascontiguousarray(means.T)  # (S, B)
+    above = np.empty((s, s), dtype=np.int64)
+    ties = np.empty((s, s), dtype=np.int64)
+    step = max(1, _CELLS // max(s * b, 1))
+    for i0 in range(0, s, step):
+        i1 = min(s, i0 + step)
+        rows, cols = by_system[i0:i1, None, :], by_system[None, i0:, :]
+        above[i0:i1, i0:] = np.count_nonzero(rows > cols, axis=2)
+        ties[i0:i1, i0:] = np.count_nonzero(rows == cols, axis=2)
+        # j beats i where i does not beat or tie j: the lower triangle without comparing again
+        above[i0:, i0:i1] = b - above[i0:i1, i0:].T - ties[i0:i1, i0:].T
+        ties[i0:, i0:i1] = ties[i0:i1, i0:].T
+    beats[:] = (above + 0.5 * ties) / b
+    sure, undecided = _undecided(b - above, b, alpha)
+    separable[:] = sure
+    for i, j in zip(*np.nonzero(undecided), strict=True):
+        separable[i, j] = float(np.quantile(means[:, i] - means[:, j], alpha)) > 0
 
 
 def _compare_shared(counts: npt.NDArray[np.float64], x: npt.NDArray[np.float64], m: npt.NDArray[np.float64],
                     alpha: float, beats: npt.NDArray[np.float64], separable: npt.NDArray[np.bool_]) -> None:
-    """Systems scored on different tasks: each pair's difference over the tasks both were scored on."""
-    for i in range(x.shape[0]):
+    """Systems scored on different tasks: each pair's difference over the tasks both were scored on.
+
+    For system i and every j: den = Σ counts·shared, a = Σ counts·shared·x_i, b = Σ counts·shared·x_j,
+    shared = m_i·m_j, difference (a − b) / den. Each is a row of one einsum, and a row's sums do not
+    depend on the other rows, so rows that are equal are summed once: den and a depend on j only
+    through its shared mask (one per distinct mask), and where m_j ⊆ m_i, shared = m_j and b is j's
+    own total (computed once for all i). With most systems scored on the same tasks this is a few
+    rows per system instead of 3·S; with every system's tasks different it is 3·S as before.
+    """
+    s = x.shape[0]
+    whole = (counts.shape[0], s)
+
+    def rows(y: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return row_products(counts, y, whole=whole)
+
+    own = rows(m * x)  # b where m_j ⊆ m_i
+    for i in range(s):
         shared = m * m[i]  # (S, T): tasks system i shares with each system
+        distinct, which = distinct_rows(shared)
+        other = np.flatnonzero(~np.all(shared == m, axis=1))  # m_j ⊄ m_i
+        den = rows(distinct)[:, which]
+        a = rows(distinct * x[i])[:, which]
+        theirs = own.copy()
+        if other.size:
+            theirs[:, other] = rows(shared[other] * x[other])
         with np.errstate(invalid="ignore", divide="ignore"):
-            den = np.einsum("bt,st->bs", counts, shared)
-            diff = (np.einsum("bt,st->bs", counts, shared * x[i]) - np.einsum("bt,st->bs", counts, shared * x)) / den
+            diff = (a - theirs) / den
         _record(i, diff, alpha, beats, separable)

@@ -4,9 +4,21 @@ Why one module: rates, costs, judge analysis and audit counts all query one Duck
 
 Pure: it reads only the arrow tables / datasets it is given (`jobs/reduce.py` does the I/O) and
 returns a `Leaderboard` (the model, and its flat Parquet form, are in `evalcore.results.leaderboard`).
-The heavy group-bys (millions of verdict and call rows) run in an in-process DuckDB over the arrow
-objects, so a sweep-sized run reduces in seconds with projection pushdown and without copying whole
-tables; the small per-system arrays then go through numpy.
+
+At scale (docs/PERFORMANCE.md, "The reduction at scale": 500 systems × 2,000 tasks is 1 M
+submissions and 165 M verdict rows) the work is bounded in memory by construction:
+
+* The group-bys over verdict and call rows run in an in-process DuckDB with a memory limit (by
+  default a share of the machine's memory) and a temporary directory to spill to, so a run
+  larger than memory reduces instead of failing; local Parquet shards are read by DuckDB's own
+  reader (`evalcore.results.session`). Only aggregates leave DuckDB: one row per current grading,
+  per (grading, verdict pattern), per (system, task, vendor).
+* Per-grading work is numpy over columns, never a Python object per row: systems, tasks and
+  areas become integer codes (`pyarrow.compute.index_in`), the headline scores a systems × tasks
+  matrix the ranking reads directly (`ranking.rank_matrix`).
+* The bootstraps draw their resamples a block at a time (`stats.resample_chunks`) and run on a
+  pool of `threads` threads (numpy releases the GIL); each interval has its own generator, so the
+  figures do not depend on the order they are computed in.
 
 Rules implemented here, each in one function named after it:
 
@@ -26,11 +38,13 @@ Rules implemented here, each in one function named after it:
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from itertools import combinations
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import duckdb
 import numpy as np
@@ -57,7 +71,8 @@ from evalcore.results.leaderboard import (
     SystemScores,
     VendorCost,
 )
-from evalcore.results.ranking import rank_systems
+from evalcore.results.ranking import rank_matrix
+from evalcore.results.session import Session
 from evalcore.storage.store import RunRecord, arrow_schema
 
 TableSource: TypeAlias = pa.Table | pads.Dataset
@@ -117,13 +132,9 @@ def current_gradings(submissions: TableSource) -> pa.Table:
 
 def _rank(values: Sequence[float | None]) -> list[int | None]:
     """Competition ranking (1, 2, 2, 4) by value, best first; None values are unranked."""
-    out: list[int | None] = []
-    for v in values:
-        if v is None:
-            out.append(None)
-        else:
-            out.append(1 + sum(1 for w in values if w is not None and w > v))
-    return out
+    known = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    known = np.sort(known[~np.isnan(known)])  # NaN is greater than nothing, as in a comparison
+    return [None if v is None else 1 + int(known.size - np.searchsorted(known, v, side="right")) for v in values]
 
 
 def _np(table: pa.Table, column: str, dtype: Any = np.float64, fill: float = 0.0) -> npt.NDArray[Any]:
@@ -133,32 +144,54 @@ def _np(table: pa.Table, column: str, dtype: Any = np.float64, fill: float = 0.0
     return np.asarray(col.to_numpy(), dtype=dtype)
 
 
-class _Reducer:
-    """One reduction: holds the DuckDB connection and the run's settings."""
+def _codes(column: pa.ChunkedArray | pa.Array, values: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Each row's position in `values` (-1 where absent): strings to integers without a Python object per row."""
+    found = pc.index_in(column, value_set=pa.array(values, type=pa.string()))
+    return np.asarray(found.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
-    def __init__(self, record: RunRecord, threads: int | None, memory_limit: str | None) -> None:
+
+def _distinct(column: pa.ChunkedArray | pa.Array) -> list[str]:
+    """The distinct non-null strings of a column, sorted."""
+    return sorted(str(v) for v in pc.unique(column.drop_null() if column.null_count else column).to_pylist())
+
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class _Reducer:
+    """One reduction: holds the DuckDB connection, the run's settings and the bootstrap's threads."""
+
+    def __init__(self, record: RunRecord, threads: int | None, memory_limit: str | None,
+                 temp_directory: str | None) -> None:
         self.record = record
         self.config = record.config
         self.seed = int(self.config.seed)
         self.pairwise: Pairwise | None = None
         self.samples = int(self.config.bootstrap_samples)
         self.notes: list[str] = []
-        self.con = duckdb.connect()
-        if threads:
-            self.con.execute(f"SET threads = {int(threads)}")
-        if memory_limit:
-            self.con.execute("SET memory_limit = ?", [memory_limit])
-        self.con.execute("SET preserve_insertion_order = false")
+        self.threads = int(threads) if threads else (os.cpu_count() or 1)
+        self.session = Session(threads, memory_limit, temp_directory)
+        self.con = self.session.con
 
     def family(self, system: str) -> str | None:
         return self.config.family_of(system) if self.config.family_map else None
+
+    def map(self, fn: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
+        """`fn` over `items` on the reduction's threads, results in order (the bootstraps: numpy
+        releases the GIL while it draws, counts and sums; each interval has its own generator)."""
+        work = list(items)
+        if self.threads <= 1 or len(work) <= 1:
+            return [fn(x) for x in work]
+        with ThreadPoolExecutor(max_workers=self.threads) as pool:
+            return list(pool.map(fn, work))
 
     # -- inputs ---------------------------------------------------------------------------
 
     def register(self, tables: Mapping[str, TableSource | None]) -> pa.Table:
         """Register the inputs; build `cur` (current gradings, numbered by `gidx`) and return it."""
         for name in _COLUMNS:
-            self.con.register(f"{name}_in", _source(name, tables.get(name)))
+            self.session.register(f"{name}_in", name, _COLUMNS[name], _source(name, tables.get(name)))
         cols = ", ".join(_COLUMNS["submissions"])
         current = current_gradings_sql(f"(SELECT {cols} FROM submissions_in)")
         self.con.execute(
@@ -183,29 +216,33 @@ class _Reducer:
     def system_rows(
         self, cur: pa.Table, tasks: Mapping[str, str]
     ) -> tuple[list[SystemScores], list[SystemScores]]:
-        """Every system's row over the whole benchmark and per area (unranked)."""
+        """Every system's row over the whole benchmark and per area, ranked.
+
+        Rows are grouped by integer codes (system, task, area) and every (system, area) row is one
+        bootstrap on the reduction's threads; the headline scores go into a systems × tasks matrix
+        for the ranking.
+        """
         rejected = self.con.sql(
             "SELECT system, count(*) AS n FROM rejected_in WHERE system IS NOT NULL GROUP BY system"
         ).fetchall()
         rejected_by_system = {str(s): int(n) for s, n in rejected}
-        task_ids = cur.column("task_id").to_pylist()
-        in_bench = np.fromiter((t in tasks for t in task_ids), dtype=bool, count=len(task_ids))
+        task_list = sorted(tasks)
+        task_code = _codes(cur.column("task_id"), task_list)
+        in_bench = task_code >= 0
         outside = int((~in_bench).sum())
         if outside:
             self.notes.append(
                 f"{outside} graded submission(s) are for tasks not in the benchmark and were ignored"
             )
         cur = cur.filter(pa.array(in_bench))
+        task_code = task_code[in_bench]
         areas = sorted(set(tasks.values()))
         area_code = {a: i for i, a in enumerate(areas)}
-        tasks_per_area = np.bincount([area_code[a] for a in tasks.values()], minlength=len(areas))
-        area_of_row = np.fromiter(
-            (area_code[tasks[t]] for t in cur.column("task_id").to_pylist()), dtype=np.int64, count=cur.num_rows
-        )
-        systems_in_cur = np.asarray(cur.column("system").to_pylist(), dtype=object)
-        systems = sorted(set(systems_in_cur.tolist()) | set(rejected_by_system))
-        sys_code = {s: i for i, s in enumerate(systems)}
-        sys_of_row = np.fromiter((sys_code[s] for s in systems_in_cur), dtype=np.int64, count=cur.num_rows)
+        area_of_task = np.asarray([area_code[tasks[t]] for t in task_list], dtype=np.int64)
+        tasks_per_area = np.bincount(area_of_task, minlength=len(areas))
+        area_of_row = area_of_task[task_code]
+        systems = sorted(set(_distinct(cur.column("system"))) | set(rejected_by_system))
+        sys_of_row = _codes(cur.column("system"), systems)
         status = cur.column("status")
         cols = _Columns(
             complete=_np(cur.append_column("c", pc.equal(status, "complete")), "c", bool, False),
@@ -223,33 +260,38 @@ class _Reducer:
         )
         order = np.argsort(sys_of_row, kind="stable")
         bounds = np.searchsorted(sys_of_row[order], np.arange(len(systems) + 1))
-        task_of_row = np.asarray(cur.column("task_id").to_pylist(), dtype=object)
-
-        def cols_ok(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
-            return cols.complete[rows]
+        # the headline score of every (system, task) scored: rows in the order above, the last one
+        # kept if a system has two (as a dict built in that order would)
+        scored = order[cols.complete[order] & (sys_of_row[order] >= 0)]
+        hc = np.zeros((len(systems), len(task_list)), dtype=np.float64)
+        hc_mask = np.zeros_like(hc)
+        hc[sys_of_row[scored], task_code[scored]] = cols.hc[scored]
+        hc_mask[sys_of_row[scored], task_code[scored]] = 1.0
 
         cost_all, cost_area = self.costs(tasks)
-        overall: list[SystemScores] = []
-        per_area: list[SystemScores] = []
-        for k, system in enumerate(systems):
+        jobs: list[tuple[int, int, npt.NDArray[np.int64]]] = []  # (system, area or -1, rows)
+        for k in range(len(systems)):
             rows = order[bounds[k] : bounds[k + 1]]
-            fam = self.family(system)
-            overall.append(
-                self._scores(system, fam, ALL_AREAS, len(tasks), cols.take(rows),
-                             rejected_by_system.get(system, 0), cost_all.get(system, {}))
-            )
+            jobs.append((k, -1, rows))
             row_area = area_of_row[rows]
-            for a, area in enumerate(areas):
-                per_area.append(
-                    self._scores(system, fam, area, int(tasks_per_area[a]), cols.take(rows[row_area == a]), 0,
-                                 cost_area.get((system, area), {}))
-                )
-        hc_by_system = {
-            system: dict(zip(task_of_row[order[bounds[k]:bounds[k + 1]]][cols_ok(order[bounds[k]:bounds[k + 1]])],
-                             cols.hc[order[bounds[k]:bounds[k + 1]]][cols_ok(order[bounds[k]:bounds[k + 1]])], strict=True))
-            for k, system in enumerate(systems)
-        }
-        return self._ranked(overall, hc_by_system, tasks), self._ranked(per_area, hc_by_system, tasks)
+            jobs += [(k, a, rows[row_area == a]) for a in range(len(areas))]
+
+        def score(job: tuple[int, int, npt.NDArray[np.int64]]) -> SystemScores:
+            k, a, rows = job
+            system = systems[k]
+            if a < 0:
+                return self._scores(system, self.family(system), ALL_AREAS, len(tasks), cols.take(rows),
+                                    rejected_by_system.get(system, 0), cost_all.get(system, {}))
+            return self._scores(system, self.family(system), areas[a], int(tasks_per_area[a]), cols.take(rows), 0,
+                                cost_area.get((system, areas[a]), {}))
+
+        rows_out = self.map(score, jobs)
+        overall = [r for r, (_, a, _) in zip(rows_out, jobs, strict=True) if a < 0]
+        per_area = [r for r, (_, a, _) in zip(rows_out, jobs, strict=True) if a >= 0]
+        task_area = {ALL_AREAS: np.ones(len(task_list), dtype=bool)}
+        task_area |= {area: area_of_task == a for a, area in enumerate(areas)}
+        return (self._ranked(overall, systems, hc, hc_mask, task_area),
+                self._ranked(per_area, systems, hc, hc_mask, task_area))
 
     def _scores(
         self,
@@ -293,36 +335,53 @@ class _Reducer:
         )
 
     def _ranked(
-        self, rows: list[SystemScores], hc: Mapping[str, Mapping[str, float]], tasks: Mapping[str, str]
+        self,
+        rows: list[SystemScores],
+        systems: Sequence[str],
+        hc: npt.NDArray[np.float64],
+        hc_mask: npt.NDArray[np.float64],
+        task_area: Mapping[str, npt.NDArray[np.bool_]],
     ) -> list[SystemScores]:
         """Rank rows within each area by the headline rate, with rank intervals and tiers; sort them.
 
         The competition rank orders by the point estimate; the rank interval and the tier come from
-        one paired bootstrap of every two systems over their shared tasks (`evalcore.results.ranking`).
+        one paired bootstrap of every two systems over their shared tasks (`evalcore.results.ranking`),
+        on the area's columns of the headline matrix that some ranked system was scored on.
         """
         out: list[SystemScores] = []
         by_area: dict[str, list[SystemScores]] = defaultdict(list)
         for r in rows:
             by_area[r.area].append(r)
+        code = {s: k for k, s in enumerate(systems)}
         for area in sorted(by_area):
             group = by_area[area]
             ranks = _rank([r.hc_pass_rate.value for r in group])
-            scored = {r.system: {t: v for t, v in hc.get(r.system, {}).items() if area == ALL_AREAS or tasks.get(t) == area}
-                      for r, k in zip(group, ranks, strict=True) if k is not None}
-            ranking = rank_systems(scored, rng=stats.rng_for(self.seed, "ranking", area), n_resamples=self.samples)
+            ranked = sorted(r.system for r, k in zip(group, ranks, strict=True) if k is not None)
+            idx = np.asarray([code[s] for s in ranked], dtype=np.int64)
+            m = hc_mask[idx][:, task_area[area]]
+            used = m.any(axis=0)
+            # C order, as `rank_systems` builds them: a row's sum is pairwise only along contiguous memory
+            x = np.ascontiguousarray(hc[idx][:, task_area[area]][:, used])
+            ranking = rank_matrix(ranked, x, np.ascontiguousarray(m[:, used]),
+                                  rng=stats.rng_for(self.seed, "ranking", area), n_resamples=self.samples)
             tiers = ranking.tiers()
+            position = {s: i for i, s in enumerate(ranking.systems)}
+            better = ranking.separable.sum(axis=0)
+            worse = ranking.separable.sum(axis=1)
             if area == ALL_AREAS:
                 self.pairwise = Pairwise(
-                    systems=ranking.systems, beats=[[round(float(p), 3) for p in row] for row in ranking.beats],
-                    separable=[[bool(x) for x in row] for row in ranking.separable],
+                    systems=ranking.systems, beats=[[round(p, 3) for p in row] for row in ranking.beats.tolist()],
+                    separable=ranking.separable.tolist(),
                 )
-            ranked = []
+            out_area = []
             for r, k in zip(group, ranks, strict=True):
-                low, high = ranking.rank_interval(r.system) if r.system in scored else (None, None)
-                ranked.append(r.model_copy(update={"rank": k, "rank_low": low, "rank_high": high,
-                                                   "tier": tiers.get(r.system)}))
-            ranked.sort(key=lambda r: (r.rank is None, r.rank or 0, r.system))
-            out.extend(ranked)
+                i = position.get(r.system)
+                # `Ranking.rank_interval`, from the column and row sums taken once
+                low, high = (None, None) if i is None else (1 + int(better[i]), len(ranking.systems) - int(worse[i]))
+                out_area.append(r.model_copy(update={"rank": k, "rank_low": low, "rank_high": high,
+                                                     "tier": tiers.get(r.system)}))
+            out_area.sort(key=lambda r: (r.rank is None, r.rank or 0, r.system))
+            out.extend(out_area)
         return out
 
     # -- cost --------------------------------------------------------------------------------
@@ -468,34 +527,48 @@ class _Reducer:
         pass_by: npt.NDArray[np.bool_],
         n: npt.NDArray[np.int64],
     ) -> list[SelfPreference]:
-        """Per judge: its pass rate minus the other judges' mean, on its own family's systems."""
+        """Per judge: its pass rate minus the other judges' mean, on its own family's systems.
+
+        Families are looked up once per system and spread to the gradings by system code; the 2 × m
+        bootstraps over submissions (the largest of the reduction: 2,000 resamples of up to 750,000
+        submissions each at 500 systems) run on the reduction's threads.
+        """
         m = len(judges)
         n_sub = cur.num_rows
         items = np.bincount(gidx, weights=n, minlength=n_sub)  # common items per grading
         passes = np.stack([np.bincount(gidx, weights=n * pass_by[:, i], minlength=n_sub) for i in range(m)], axis=1) \
             if m else np.zeros((n_sub, 0))
-        systems = cur.column("system").to_pylist()
-        fam_by_system = {s: self.family(s) for s in set(systems)}
-        fam = np.asarray([fam_by_system[s] for s in systems], dtype=object)
-        known = np.asarray([f is not None for f in fam], dtype=bool)
+        systems = _distinct(cur.column("system"))
+        sys_of_row = _codes(cur.column("system"), systems)  # -1 (no system): the None appended below
+        fam_of_system = np.asarray([*(self.family(s) for s in systems), None], dtype=object)
+        fam = fam_of_system[sys_of_row]
+        known = np.asarray([f is not None for f in fam_of_system], dtype=bool)[sys_of_row]
         has_items = items > 0
-        out = []
+        masks: list[tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = []
         for i, jr in enumerate(judges):
             others = (passes.sum(axis=1) - passes[:, i]) / max(m - 1, 1)
             diff = passes[:, i] - others
             own = has_items & (fam == jr.family) if jr.family is not None else np.zeros(n_sub, dtype=bool)
-            ctl = has_items & known & ~own
-            d_own = stats.bootstrap_ratio(diff[own], items[own], rng=stats.rng_for(self.seed, jr.judge, "self"),
-                                          n_resamples=self.samples)[0]
-            d_ctl = stats.bootstrap_ratio(diff[ctl], items[ctl], rng=stats.rng_for(self.seed, jr.judge, "control"),
-                                          n_resamples=self.samples)[0]
+            masks.append((diff, others, own, has_items & known & ~own))
+
+        def interval(job: tuple[int, str]) -> stats.Interval:
+            i, kind = job
+            diff, _, own, ctl = masks[i]
+            sel = own if kind == "self" else ctl
+            return stats.bootstrap_ratio(diff[sel], items[sel], rng=stats.rng_for(self.seed, judges[i].judge, kind),
+                                         n_resamples=self.samples)[0]
+
+        deltas = self.map(interval, [(i, kind) for i in range(m) for kind in ("self", "control")])
+        out = []
+        for i, jr in enumerate(judges):
+            _, others, own, _ = masks[i]
             n_own = float(items[own].sum())
             out.append(SelfPreference(
-                judge=jr.judge, family=jr.family, systems=sorted({systems[k] for k in np.flatnonzero(own)}),
+                judge=jr.judge, family=jr.family, systems=[systems[k] for k in np.unique(sys_of_row[own])],
                 n_items=int(n_own),
                 judge_pass_rate=float(passes[own, i].sum() / n_own) if n_own else None,
                 others_pass_rate=float(others[own].sum() / n_own) if n_own else None,
-                delta=d_own, control_delta=d_ctl,
+                delta=deltas[2 * i], control_delta=deltas[2 * i + 1],
             ))
         return out
 
@@ -585,6 +658,7 @@ def reduce_tables(
     rejected: TableSource | None = None,
     threads: int | None = None,
     memory_limit: str | None = None,
+    temp_directory: str | None = None,
     decisions: adj.AdjudicationLoad | None = None,
 ) -> Leaderboard:
     """Reduce a run's tables to its leaderboard.
@@ -595,9 +669,14 @@ def reduce_tables(
 
     `record` is the run's run.json (`RunRecord`); each table is an arrow Table or Dataset with (at least) the
     columns of its row model in `evalcore.schema`; a missing table means "no rows". Only the
-    columns the reduction needs are read. `threads` / `memory_limit` bound DuckDB (e.g. "4GB").
+    columns the reduction needs are read.
+
+    Bounds: `threads` for DuckDB and the bootstraps (default: every core); `memory_limit` for
+    DuckDB (e.g. "4GB"; default `session.default_memory_limit()`), beyond which it spills to
+    `temp_directory` (default: a fresh directory in the system's temporary directory, deleted at
+    the end). Any bounds give the same leaderboard.
     """
-    red = _Reducer(record, threads, memory_limit)
+    red = _Reducer(record, threads, memory_limit, temp_directory)
     try:
         cur = red.register(
             {"submissions": submissions, "verdicts": verdicts, "flags": flags, "calls": calls, "rejected": rejected}
@@ -613,7 +692,7 @@ def reduce_tables(
         auditor = red.auditor(cur)
         run_costs = red.run_costs()
     finally:
-        red.con.close()
+        red.session.close()
     return Leaderboard(
         run_id=record.run_id,
         code_version=record.code_version,
@@ -637,16 +716,20 @@ def reduce_tables(
 
 
 def _headline(cur: pa.Table, tasks: Mapping[str, str]) -> dict[str, float]:
-    """Each system's headline rate (mean hc score over its complete submissions of benchmark tasks)."""
-    total: dict[str, float] = defaultdict(float)
-    count: dict[str, int] = defaultdict(int)
-    for system, task, status, hc in zip(cur.column("system").to_pylist(), cur.column("task_id").to_pylist(),
-                                        cur.column("status").to_pylist(), cur.column("hc_score").to_pylist(),
-                                        strict=True):
-        if status == "complete" and task in tasks and hc is not None:
-            total[system] += float(hc)
-            count[system] += 1
-    return {s: total[s] / count[s] for s in count}
+    """Each system's headline rate (mean hc score over its complete submissions of benchmark tasks).
+
+    Sums in row order (`np.bincount`), as a running Python sum would.
+    """
+    systems = _distinct(cur.column("system"))
+    code = _codes(cur.column("system"), systems)
+    hc = cur.column("hc_score")
+    ok = (np.asarray(pc.equal(cur.column("status"), "complete").fill_null(False).to_numpy(zero_copy_only=False))
+          & (_codes(cur.column("task_id"), list(tasks)) >= 0)
+          & np.asarray(hc.is_valid().to_numpy(zero_copy_only=False)))
+    values = np.asarray(hc.fill_null(0.0).to_numpy(zero_copy_only=False), dtype=np.float64)
+    total = np.bincount(code[ok], weights=values[ok], minlength=len(systems))
+    count = np.bincount(code[ok], minlength=len(systems))
+    return {s: float(total[k] / count[k]) for k, s in enumerate(systems) if count[k]}
 
 
 def _adjudication_summary(raw: pa.Table, adjudicated: pa.Table, tasks: Mapping[str, str], effect: adj.Effect,

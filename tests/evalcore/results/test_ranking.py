@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalcore.results.ranking import rank_systems
-from evalcore.results.stats import rng_for
+from evalcore.results.stats import resample_counts, rng_for
 
 
 def _planted(rates: dict[str, float], n_tasks: int, seed: int) -> dict[str, dict[str, float]]:
@@ -90,3 +90,56 @@ def test_rank_intervals_and_tiers_are_consistent_for_any_scores(rows: list[list[
     for k, system in enumerate(ranking.systems):
         low, high = ranking.rank_interval(system)
         assert 1 <= low <= k + 1 <= high <= len(rows)  # the point-estimate position lies inside
+
+
+def _pairs_by_definition(scores: dict[str, dict[str, float]], seed: int, b: int,
+                         confidence: float) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The rules taken literally: for each system i, every j's replicate differences (the difference
+    of means when all share their tasks, else over the tasks the two share), P(i beats j) from their
+    signs and the `alpha` quantile of each column with np.nanquantile (the same sums as the ranking)."""
+    names = sorted(scores)
+    tasks = sorted({t for by_task in scores.values() for t in by_task})
+    x = np.array([[scores[s].get(t, 0.0) for t in tasks] for s in names])
+    m = np.array([[float(t in scores[s]) for t in tasks] for s in names])
+    point = (x * m).sum(axis=1) / m.sum(axis=1)
+    order = sorted(range(len(names)), key=lambda i: (-point[i], names[i]))
+    x, m, names = x[order], m[order], [names[i] for i in order]
+    counts = resample_counts(rng_for(seed, "def"), len(tasks), b)
+    alpha = (1.0 - confidence) / 2.0
+    s = len(names)
+    beats, separable = np.full((s, s), 0.5), np.zeros((s, s), dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.einsum("bt,st->bs", counts, x * m[0]) / (counts @ m[0])[:, None]
+        for i in range(s):
+            if np.all(m == m[:1]):
+                diff = means[:, [i]] - means
+            else:
+                shared = m * m[i]
+                diff = (np.einsum("bt,st->bs", counts, shared * x[i]) - np.einsum("bt,st->bs", counts, shared * x)) \
+                    / np.einsum("bt,st->bs", counts, shared)
+            for j in range(s):
+                valid = np.isfinite(diff[:, j])
+                if i != j and valid.any():
+                    beats[i, j] = ((diff[valid, j] > 0).sum() + 0.5 * (diff[valid, j] == 0).sum()) / valid.sum()
+                    separable[i, j] = np.nanquantile(diff[:, j], alpha) > 0
+    return names, beats, separable
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 1 / 3, 2 / 3, 1.0, None]), min_size=12, max_size=12),
+                min_size=2, max_size=9),
+       st.integers(0, 2**32 - 1), st.sampled_from([1, 2, 20, 200]), st.sampled_from([0.95, 0.5]))
+def test_every_pair_is_decided_as_its_replicate_differences_and_their_quantile_say(
+    rows: list[list[float | None]], seed: int, b: int, confidence: float
+) -> None:
+    # the comparisons are counted for all pairs at once and the quantile taken only where the
+    # count leaves its sign open: each pair must come out as the rule says, taken pair by pair
+    # (None: the system was not scored on the task, so pairs share only some tasks)
+    scores = {f"s{i}": {f"t{k:02d}": v for k, v in enumerate(row) if v is not None} for i, row in enumerate(rows)}
+    scores = {s: by_task for s, by_task in scores.items() if by_task}
+    if len(scores) < 2:
+        return
+    ranking = rank_systems(scores, rng=rng_for(seed, "def"), n_resamples=b, confidence=confidence)
+    names, beats, separable = _pairs_by_definition(scores, seed, b, confidence)
+    assert ranking.systems == names
+    assert np.array_equal(ranking.beats, beats) and np.array_equal(ranking.separable, separable)

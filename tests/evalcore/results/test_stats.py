@@ -17,6 +17,7 @@ from evalcore.results.stats import (
     cohen_kappa_from_table,
     fleiss_kappa,
     kappa_from_cells,
+    resample_counts,
     rng_for,
 )
 
@@ -203,6 +204,85 @@ def test_bootstrap_with_many_units_is_computed_in_chunks_identically(monkeypatch
     monkeypatch.setattr(stats_mod, "_RESAMPLE_CELLS", 500 * 50)  # 50 resamples per chunk (even sizes)
     chunked = bootstrap_mean(x, rng=rng_for(3, "x"), n_resamples=400)
     assert chunked.low == pytest.approx(whole.low) and chunked.high == pytest.approx(whole.high)
+
+
+def _bootstrap_by_definition(num: np.ndarray, den: np.ndarray, rng: np.random.Generator, b: int,
+                             alpha: float = (1 - 0.95) / 2) -> list[tuple[float, float] | None]:
+    """Every resample's counts held at once, one einsum, one scipy quantile per statistic."""
+    counts = resample_counts(rng, num.shape[1], b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot = np.einsum("bi,ki->bk", counts, num) / np.einsum("bi,ki->bk", counts, den)
+    out: list[tuple[float, float] | None] = []
+    for col in boot.T:
+        col = col[np.isfinite(col)]
+        if not col.size:
+            out.append(None)
+            continue
+        lo, hi = np.clip(sps.quantile(col, [alpha, 1 - alpha]), col.min(), col.max())
+        out.append((float(min(lo, hi)), float(max(lo, hi))))
+    return out
+
+
+@pytest.mark.parametrize(("n", "cells"), [
+    (40, 8_000_000),      # one block
+    (2000, 8_000_000),    # counts row by row (n >= 1,000), one block
+    (9001, 9001 * 333),   # blocks of 333 resamples, the last one a single row: a 1 × 1 einsum sums otherwise
+    (700, 700 * 7 + 3),   # blocks of 7
+])
+@pytest.mark.parametrize("k", [1, 3])
+def test_a_bootstrap_taken_block_by_block_is_the_whole_matrix_bit_for_bit(
+    n: int, cells: int, k: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evalcore.results.stats as stats_mod
+
+    monkeypatch.setattr(stats_mod, "_RESAMPLE_CELLS", cells)
+    gen = np.random.default_rng(n + k)
+    den = (gen.random((k, n)) < 0.7).astype(float)
+    den[0] = 1.0
+    num = gen.choice([0.0, 1 / 3, 2 / 3, 1.0], size=(k, n)) * den
+    num = np.vstack([num, num[:1]])  # a repeated row is summed once
+    den = np.vstack([den, den[:1]])
+    ours = bootstrap_ratio(num, den, rng=rng_for(n, "blocks"), n_resamples=1000)
+    ref = _bootstrap_by_definition(num, den, rng_for(n, "blocks"), 1000)
+    assert [(e.low, e.high) for e in ours] == ref
+    mean = bootstrap_mean(num[0], rng=rng_for(n, "mean"), n_resamples=1000)  # one row: a lone block row is 1 × 1
+    assert [(mean.low, mean.high)] == _bootstrap_by_definition(num[:1], np.full((1, n), 1.0), rng_for(n, "mean"), 1000)
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_resampled_totals_taken_block_by_block_are_the_whole_products_bit_for_bit(
+    rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # blocks of 333 resamples, the last a single row; 9,001 units: a 1 × 1 einsum of more than
+    # 8,192 values sums in buffered chunks, in another order than the rows of a larger product
+    import evalcore.results.stats as stats_mod
+
+    monkeypatch.setattr(stats_mod, "_RESAMPLE_CELLS", 9001 * 333)
+    x = np.random.default_rng(rows).random((rows, 9001))
+    (totals,) = stats_mod._products(rng_for(rows, "t"), 9001, 1000, x)
+    assert np.array_equal(totals, np.einsum("bi,ki->bk", resample_counts(rng_for(rows, "t"), 9001, 1000), x))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1 / 3, 2 / 3, 1.0, 1e-300, -0.5]) | st.floats(-1e6, 1e6), min_size=1,
+                max_size=60),
+       st.sampled_from([0.95, 0.9, 0.5, 0.999]))
+def test_the_percentiles_of_an_interval_are_scipys_bit_for_bit(values: list[float], confidence: float) -> None:
+    from evalcore.results.stats import _percentile_bounds
+
+    boot = np.asarray(values)
+    alpha = (1 - confidence) / 2
+    lo, hi = np.clip(sps.quantile(boot, [alpha, 1 - alpha]), boot.min(), boot.max())
+    assert _percentile_bounds(boot.reshape(-1, 1), alpha) == [(float(min(lo, hi)), float(max(lo, hi)))]
+
+
+def test_the_percentiles_of_several_columns_skip_each_columns_undefined_resamples() -> None:
+    from evalcore.results.stats import _percentile_bounds
+
+    boot = np.array([[0.1, np.nan, np.inf], [0.3, 0.2, np.nan], [0.2, np.nan, np.nan]])
+    first, second, third = _percentile_bounds(boot, 0.25)
+    assert first == tuple(float(v) for v in sps.quantile(np.array([0.1, 0.3, 0.2]), [0.25, 0.75]))
+    assert second == (0.2, 0.2) and third is None
 
 
 rates = st.lists(st.sampled_from([0.0, 1 / 3, 2 / 3, 1.0]) | st.floats(0, 1), min_size=1, max_size=120)
