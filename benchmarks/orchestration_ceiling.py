@@ -3,13 +3,18 @@
 Done-when (issue 15, item 2): calls/s and CPU-ms per judge call for the framework alone (the
 zero-work vendor: every call answered at once with a fixed valid answer, `evalcore/vendors/adapters/zero.py`)
 and separately with the offline heuristics (`--vendors offline`), on N synthetic submissions from
-the sample, through the real `tribunal sweep` (local Ray) in a fresh process.
+the sample, through the real `tribunal sweep` (local Ray) in a fresh process. Issue 23, item 6:
+the zero-work sweep's steady-state CPU per call within 1.25x of the in-process floor of the same
+submissions, on the sample and on the lab benchmark (`steady_to_floor` in each zero row).
 
 How it counts:
 * CPU is the sweep's whole process tree — the CLI, Ray's daemons (GCS, raylet) and its workers —
-  sampled with psutil every 0.2 s, keeping each pid's last `cpu_times()` and summing them at the
+  sampled with psutil every 0.1 s, keeping each pid's last `cpu_times()` and summing them at the
   end. `RUSAGE_CHILDREN` would miss most of it: Ray workers are not reaped by this process. CPU
-  in the last <0.2 s of a process that exits is the only part missed (a floor, not a ceiling).
+  in the last <0.1 s of a process that exits is the only part missed (a floor, not a ceiling).
+  Each sample also charges a process's CPU to what it is doing (`process_kind`: a Ray worker's
+  title names its task), so `steady_cpu_ms_per_call_by_kind` says where the steady state's CPU
+  went: grading workers, index builds, vendor actors, Ray's daemons, the driver.
 * Startup (Python imports, loading the benchmark, `ray.init`, the vendor actors, the preflight)
   is separated from steady state: each finished shard prints one line (`--no-progress`), stamped
   here as it arrives; steady-state calls/s counts the calls of every shard after the first, over
@@ -28,11 +33,17 @@ default shards: on the sample's toy tasks, per-task work (a task's grounding ind
 to show.
 
 The in-process floor rows grade the same submissions with `grade_submission` in this process (no
-Ray, no Parquet), with and without the grounding checks: what grading costs per call before any
-orchestration, so what any orchestration on these cores can at best reach.
+Ray, no Parquet), each task's index built once beforehand (`index_build_cpu_s`): what grading
+costs per call before any orchestration, so what any orchestration on these cores can at best
+reach. They are measured right after the benchmark's zero-work sweep. The sample also gets a row
+without the grounding checks, and both benchmarks one with the process's long-lived objects
+frozen out of the garbage collector, as the sweep's workers and actors do. Each zero-work sweep
+row gets `steady_to_floor` (and `steady_to_frozen_floor`): its steady-state CPU per call, index
+builds left out (`with_ratios`), over the floor's.
 
-`--profile DIR` also records a py-spy profile of the zero-work sweep (driver and workers,
-`py-spy record --subprocesses`, speedscope format) into DIR, and puts its top frames (by samples
+`--profile DIR` also records a py-spy profile of the zero-work sweep of the sample, and of the lab
+benchmark with `--lab-tasks` (driver and workers, `py-spy record --subprocesses`, speedscope
+format, `sweep-zero-<benchmark>.speedscope.json`) into DIR, and puts its top frames (by samples
 where the frame is on top of the stack, summed over every process) in the JSON.
 """
 
@@ -74,29 +85,72 @@ def zero_config(path: Path) -> Path:
     return path
 
 
-class TreeCpu:
-    """CPU seconds of a process and every descendant it ever had (Ray daemons and workers too)."""
+def process_kind(cmdline: list[str]) -> str:
+    """What a process of the sweep's tree is doing now, from its command line: Ray workers set
+    their title to `ray::<task or actor>` while they run one, `ray::IDLE` between tasks (a worker
+    not titled yet runs `default_worker.py`)."""
+    for daemon in ("raylet", "gcs_server", "py-spy"):  # binaries, named by their path
+        if cmdline and Path(cmdline[0]).name == daemon:
+            return daemon
+    line = " ".join(cmdline)
+    if line.startswith(("ray::DashboardAgent", "ray::RuntimeEnvAgent")) or any(
+            d in line for d in ("dashboard.py", "log_monitor.py", "monitor.py", "agent/main.py")):
+        return "ray's python daemons (dashboard, agents, monitors)"
+    if line.startswith(("ray::VendorActor", "ray::CostCapActor")):
+        return "vendor actors"
+    if line.startswith("ray::grade_shard"):
+        return "grade_shard"
+    if line.startswith("ray::build_source_index"):
+        return "build_source_index"
+    if line.startswith("ray::IDLE") or "default_worker.py" in line:
+        return "idle workers"
+    if line.startswith("ray::"):
+        return "other ray tasks"
+    return "other"
 
-    def __init__(self, pid: int) -> None:
+
+class TreeCpu:
+    """CPU seconds of a process and every descendant it ever had (Ray daemons and workers too),
+    and per kind of work (`process_kind`).
+
+    Each sample charges the CPU a process used since its previous sample to what it was doing:
+    a Ray worker's title names the task it runs, so the CPU of grading and of building grounding
+    indexes is told apart. When the title changed between two samples, half of the interval goes
+    to each (the switch is as likely anywhere in it): charging it all to the new title put ~50 ms
+    of every finished task on "idle"."""
+
+    def __init__(self, pid: int, every_s: float = 0.1) -> None:
         self.root = psutil.Process(pid)
+        self.every_s = every_s
         self.last: dict[tuple[int, float], float] = {}  # (pid, create_time) -> user+system seconds
+        self.kinds: Counter[str] = Counter()  # CPU seconds charged per kind of work
+        self.kind: dict[tuple[int, float], str] = {}  # what each process was doing at its last sample
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._lock = threading.Lock()
 
     def sample(self) -> None:
         try:
             procs = [self.root, *self.root.children(recursive=True)]
         except psutil.Error:
             return
-        for p in procs:
-            try:
-                t = p.cpu_times()
-                self.last[(p.pid, p.create_time())] = t.user + t.system
-            except psutil.Error:
-                continue
+        with self._lock:
+            for p in procs:
+                try:
+                    key = (p.pid, p.create_time())
+                    t = p.cpu_times()
+                    kind = "driver (tribunal sweep)" if p.pid == self.root.pid else process_kind(p.cmdline())
+                except psutil.Error:
+                    continue
+                seconds = t.user + t.system
+                spent = seconds - self.last.get(key, 0.0)
+                before = self.kind.get(key, kind)
+                self.kinds[before] += spent / 2
+                self.kinds[kind] += spent / 2
+                self.last[key], self.kind[key] = seconds, kind
 
     def _run(self) -> None:
-        while not self._stop.wait(0.2):
+        while not self._stop.wait(self.every_s):
             self.sample()
 
     def __enter__(self) -> TreeCpu:
@@ -111,6 +165,11 @@ class TreeCpu:
     @property
     def seconds(self) -> float:
         return sum(self.last.values())
+
+    def by_kind(self) -> Counter[str]:
+        """CPU seconds charged so far per kind of work."""
+        with self._lock:
+            return Counter(self.kinds)
 
     @property
     def processes(self) -> int:
@@ -178,15 +237,18 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
         cmd += ["--shard-size", str(shard_size)]
     if max_in_flight:
         cmd += ["--max-in-flight", str(max_in_flight)]
-    if profile is not None:
+    which = "sample" if benchmark == SAMPLE else "lab"
+    speedscope = None if profile is None else profile / f"sweep-{mode}-{which}.speedscope.json"
+    if speedscope is not None:
         py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
-        profile.mkdir(parents=True, exist_ok=True)
+        speedscope.parent.mkdir(parents=True, exist_ok=True)
         cmd = [py_spy, "record", "--subprocesses", "--rate", "50", "--format", "speedscope",
-               "-o", str(profile / f"sweep-{mode}.speedscope.json"), "--", *cmd]
+               "-o", str(speedscope), "--", *cmd]
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR"}
     load_before = os.getloadavg()
     shard_lines: list[tuple[float, int]] = []  # (arrival time, calls of that shard)
     shard_cpu: list[float] = []  # the tree's CPU seconds when each shard line arrived
+    shard_kinds: list[Counter[str]] = []  # the same per kind of work
     t0 = time.time()
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     stderr: list[str] = []
@@ -199,6 +261,7 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
                 shard_lines.append((time.time(), calls))
                 cpu.sample()
                 shard_cpu.append(cpu.seconds)
+                shard_kinds.append(cpu.by_kind())
         proc.wait()
     wall = time.time() - t0
     drain.join()
@@ -214,10 +277,15 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
         steady = {"steady_calls": steady_calls, "steady_s": round(span, 2),
                   "steady_calls_per_s": round(steady_calls / span, 1) if span > 0 else None,
                   "steady_cpu_s": round(steady_cpu, 2),
-                  "steady_cpu_ms_per_call": round(1000 * steady_cpu / max(steady_calls, 1), 3)}
+                  "steady_cpu_ms_per_call": round(1000 * steady_cpu / max(steady_calls, 1), 3),
+                  "steady_cpu_ms_per_call_by_kind": {
+                      kind: round(1000 * (shard_kinds[-1][kind] - shard_kinds[0][kind]) / max(steady_calls, 1), 3)
+                      for kind in sorted(shard_kinds[-1])},
+                  "steady_index_build_cpu_s": round(shard_kinds[-1]["build_source_index"]
+                                                    - shard_kinds[0]["build_source_index"], 2)}
     row: dict[str, object] = {
         "mode": mode,
-        "benchmark": "sample" if benchmark == SAMPLE else "lab",
+        "benchmark": which,
         "profiled": profile is not None,
         "graded": summary["graded"],
         "complete": summary["complete"],
@@ -235,29 +303,52 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
     }
-    if profile is not None:
-        row["profile"] = str(profile / f"sweep-{mode}.speedscope.json")
-        row["top_frames"] = top_frames(profile / f"sweep-{mode}.speedscope.json")
+    if speedscope is not None:
+        row["profile"] = str(speedscope)
+        row["top_frames"] = top_frames(speedscope)
     return row
 
 
-def in_process_floor(manifest: Path, work: Path, grounding: bool) -> dict[str, object]:
+FLOOR = "in-process floor"
+FROZEN_FLOOR = "in-process floor, long-lived objects frozen out of the GC"
+
+
+def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: Path = SAMPLE,
+                     frozen: bool = False) -> dict[str, object]:
     """`grade_submission` in plain asyncio in this process, every vendor the zero-work adapter: no
     Ray, no Parquet, no actors. What grading itself costs per judge call (prompts, request hashes,
     the adapter's budget and retry path, rows, and the grounding checks unless `grounding` is off):
-    a floor under any orchestration of it. Single process, so CPU time = wall time."""
-    import asyncio
+    a floor under any orchestration of it. Single process, so CPU time = wall time.
 
+    Each task's grounding index is built once, before the measured pass, and shared
+    (`sharing_indexes`), as the sweep builds it once per task (`SourceIndexes`): the per-process
+    cache holds 16 indexes, so the lab's 32 tasks graded in stream order would otherwise be
+    rebuilt for every submission. Building them is reported apart (`index_build_cpu_s`): the floor
+    is grading alone, the strictest comparison (the sweep's steady state also pays some builds).
+
+    `frozen`: what is alive before the measured pass (modules, tasks, indexes) is left out of the
+    cyclic collector's passes (`gc.freeze`), as the sweep's grading workers and vendor actors do
+    (`jobs.shard_work.frozen_for_gc`, `jobs.actors.VendorActor`): the floor of an in-process
+    grader managing its memory as the sweep does, so the sweep's gain from it is not counted as
+    orchestration beating grading."""
+    import asyncio
+    import gc
+
+    from evalcore.benchmark.instructions_only import audit_sources
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.config.load import load_config
     from evalcore.grading.grade import grade_submission
+    from evalcore.grounding import index_sources, sharing_indexes
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
     from evalcore.vendors.sharding import create_account_vendors
 
-    tasks = {t.id: t for t in load_benchmark(str(SAMPLE)).tasks}
-    subs = [s for s in iter_submissions(str(manifest), tasks) if isinstance(s, Submission)]
+    tasks = {t.id: t for t in load_benchmark(str(benchmark)).tasks}
+    subs = [s for s in iter_submissions(str(submissions), tasks) if isinstance(s, Submission)]
     cfg = load_config(zero_config(work / "zero.yaml"), overrides={"audit": {"grounding_candidates": grounding}})
+    t0 = time.process_time()
+    indexes = [(audit_sources(t), index_sources(audit_sources(t))) for t in tasks.values()] if grounding else []
+    build_s = time.process_time() - t0
 
     async def grade_all(batch: list[Submission]) -> tuple[float, int]:
         vendors = create_account_vendors(cfg.vendors())
@@ -272,12 +363,53 @@ def in_process_floor(manifest: Path, work: Path, grounding: bool) -> dict[str, o
             await v.aclose()
         return spent, calls
 
-    asyncio.run(grade_all(subs[:64]))  # warm: imports, source indexes, template hashes
-    cpu_s, calls = asyncio.run(grade_all(subs))
-    return {"mode": "in-process floor" + ("" if grounding else ", grounding checks off"), "benchmark": "sample",
+    with sharing_indexes(indexes):
+        asyncio.run(grade_all(subs[: min(64, max(len(subs) // 8, 1))]))  # warm: imports, template hashes
+        if frozen:
+            gc.collect()
+            gc.freeze()
+        try:
+            cpu_s, calls = asyncio.run(grade_all(subs))
+        finally:
+            gc.unfreeze()
+    return {"mode": (FROZEN_FLOOR if frozen else FLOOR) + ("" if grounding else ", grounding checks off"),
+            "benchmark": "sample" if benchmark == SAMPLE else "lab",
             "graded": len(subs), "judge_calls": calls, "cpu_s": round(cpu_s, 2),
             "cpu_ms_per_call": round(1000 * cpu_s / max(calls, 1), 3),
-            "calls_per_s_per_core": round(calls / cpu_s, 1) if cpu_s else None}
+            "calls_per_s_per_core": round(calls / cpu_s, 1) if cpu_s else None,
+            "index_builds": len(indexes), "index_build_cpu_s": round(build_s, 2)}
+
+
+def with_ratios(rows: list[dict[str, object]]) -> None:
+    """Each zero-work sweep row gets its benchmark's in-process floor and the ratio of its steady
+    CPU per call to it (the target: <= 1.25x, issue 23 item 6).
+
+    Index builds are left out on both sides: each task's index is built once in the sweep
+    (`SourceIndexes`) and once in the floor, the same work, but the sweep's steady window holds
+    only the builds that ran after the first shard (how many depends on scheduling: 12 of 32 on
+    the lab benchmark, measured). The sweep's are the CPU of its workers while titled
+    `ray::build_source_index` (`steady_index_build_cpu_s`); the floor's are `index_build_cpu_s`."""
+    floors = {(r["mode"], r["benchmark"]): float(r["cpu_ms_per_call"]) for r in rows  # type: ignore[arg-type]
+              if r["mode"] in (FLOOR, FROZEN_FLOOR)}
+    for r in rows:
+        floor = floors.get((FLOOR, r["benchmark"]))
+        if r["mode"] != "zero" or r.get("profiled") or not floor or not r.get("steady_calls"):
+            continue
+        grading_s = float(r["steady_cpu_s"]) - float(r.get("steady_index_build_cpu_s") or 0.0)  # type: ignore[arg-type]
+        per_call = 1000 * grading_s / float(r["steady_calls"])  # type: ignore[arg-type]
+        r["steady_cpu_ms_per_call_without_index_builds"] = round(per_call, 3)
+        r["floor_cpu_ms_per_call"] = floor
+        r["steady_to_floor"] = round(per_call / floor, 3)
+        frozen = floors.get((FROZEN_FLOOR, r["benchmark"]))
+        if frozen:
+            r["frozen_floor_cpu_ms_per_call"] = frozen
+            r["steady_to_frozen_floor"] = round(per_call / frozen, 3)
+
+
+def ordered(modes: list[str]) -> list[str]:
+    """The zero-work mode first (its floors follow it), then the others in the order given; with
+    no mode at all, one pass that measures the floors alone."""
+    return sorted(modes, key=lambda m: m != "zero") or [""]
 
 
 def main() -> None:
@@ -294,6 +426,7 @@ def main() -> None:
                     help="a speedscope profile of an earlier version, summarised next to this one's")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "orchestration_ceiling.json"))
     args = ap.parse_args()
+    modes = [m for m in args.modes.split(",") if m]  # "": the in-process floors alone
     from evalcore.synth.ground_truth import load_ground_truth
     from evalcore.synth.scale import synthesize
 
@@ -303,34 +436,53 @@ def main() -> None:
         manifest = work / "synth" / "manifest.jsonl"
         if args.n:
             synthesize(SAMPLE, load_ground_truth(SAMPLE / "ground_truth.json"), args.n, work / "synth", seed=7)
-        for mode in args.modes.split(",") if args.n else []:
-            rows.append(run_one(mode, manifest, work, None, args.shard_size, args.max_in_flight))
-            print(json.dumps(rows[-1]), flush=True)
+        # Each benchmark's floors are measured right after its zero-work sweep, whose steady state
+        # they are compared with: on a shared machine the CPU a call costs drifts with the load.
         if args.n:
-            for grounding in (True, False):
-                rows.append(in_process_floor(manifest, work, grounding))
-                print(json.dumps(rows[-1]), flush=True)
+            for mode in ordered(modes):
+                if mode:
+                    rows.append(run_one(mode, manifest, work, None, args.shard_size, args.max_in_flight))
+                    print(json.dumps(rows[-1]), flush=True)
+                if mode == "zero" or "zero" not in modes:
+                    for grounding, frozen in ((True, False), (True, True), (False, False)):
+                        rows.append(in_process_floor(manifest, work, grounding, frozen=frozen))
+                        print(json.dumps(rows[-1]), flush=True)
         if args.lab_tasks:
             from evalcore.synth.lab import generate_lab
 
             lab = work / "lab"
             generate_lab(lab, tasks=args.lab_tasks, seed=7)
-            for mode in args.modes.split(","):
+            for mode in ordered(modes):
                 # the sweep's default shards (8 x 8): a few hundred submissions in shards of 32 would
                 # leave one or two shards, and no steady state to measure
-                rows.append(run_one(mode, lab / "submissions", work / "lab-runs", None, None, None, benchmark=lab))
-                print(json.dumps(rows[-1]), flush=True)
+                if mode:
+                    rows.append(run_one(mode, lab / "submissions", work / "lab-runs", None, None, None,
+                                        benchmark=lab))
+                    print(json.dumps(rows[-1]), flush=True)
+                if mode == "zero" or "zero" not in modes:
+                    for frozen in (False, True):
+                        rows.append(in_process_floor(lab / "submissions", work, True, benchmark=lab, frozen=frozen))
+                        print(json.dumps(rows[-1]), flush=True)
         if args.profile is not None and args.n:
             rows.append(run_one("zero", manifest, work / "p", args.profile, args.shard_size, args.max_in_flight))
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "top_frames"}), flush=True)
             print(json.dumps(rows[-1]["top_frames"], indent=1), flush=True)
-    result = {
+        if args.profile is not None and args.lab_tasks:
+            rows.append(run_one("zero", work / "lab" / "submissions", work / "p-lab", args.profile, None, None,
+                                benchmark=work / "lab"))
+            print(json.dumps({k: v for k, v in rows[-1].items() if k != "top_frames"}), flush=True)
+            print(json.dumps(rows[-1]["top_frames"], indent=1), flush=True)
+    with_ratios(rows)
+    result: dict[str, Any] = {
         "benchmark": "orchestration_ceiling",
         "command": "python benchmarks/orchestration_ceiling.py " + " ".join(sys.argv[1:]),
         "machine": f"{os.cpu_count()} cores (shared)",
-        "target": ">= 20,000 judge calls/s framework-only (zero-work vendor)",
-        "met": any(r["mode"] == "zero" and not r["profiled"]
-                   and float(r.get("steady_calls_per_s") or 0) >= 20_000 for r in rows),  # type: ignore[arg-type]
+        "target": "steady-state CPU per judge call (zero-work vendor, index builds left out) <= 1.25x the "
+                  "in-process floor of the same submissions, on the sample and on the lab benchmark (issue 23, "
+                  "item 6; the earlier target, >= 20,000 judge calls/s framework-only, is out of reach on 2 cores: "
+                  "see the floor rows)",
+        "met": {str(r["benchmark"]): float(r["steady_to_floor"]) <= 1.25  # type: ignore[arg-type]
+                for r in rows if "steady_to_floor" in r},
         "rows": rows,
     }
     if args.before is not None:

@@ -22,7 +22,10 @@ the N together are that account's cluster-wide budget.
 from __future__ import annotations
 
 import asyncio
+import gc
+import operator
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import ray
@@ -34,11 +37,11 @@ from evalcore.vendors.batch.journal import BatchJournal
 from evalcore.vendors.batch.queue import BatchingVendor
 from evalcore.vendors.budget import RateBudget
 from evalcore.vendors.cost_cap import CapState, CostLedger
-from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Vendor
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
 from evalcore.vendors.registry import create_batch_api, has_batch_api
 from evalcore.vendors.reuse import ReusingVendor
 from evalcore.vendors.sharding import ShardBudget, create_account_vendors
-from jobs.metrics import VendorMetrics
+from jobs.metrics import VendorMetrics, tally
 
 
 def _zero_stats() -> dict[str, float]:
@@ -53,6 +56,60 @@ def _zero_stats() -> dict[str, float]:
         "input_tokens": 0,
         "output_tokens": 0,
     }
+
+
+_REQUEST_FIELDS = tuple(JudgeRequest.model_fields)
+_request_values = operator.attrgetter(*_REQUEST_FIELDS)
+
+PackedRequest = tuple[Any, ...]
+"""A `JudgeRequest` as it crosses Ray: its field values, in `JudgeRequest.model_fields` order."""
+PackedReply = tuple[str, tuple[int, ...], tuple[Any, ...]] | VendorError
+"""A reply as it crosses Ray (`pack_replies`), a failure as the `VendorError` itself."""
+
+
+def pack_requests(requests: Sequence[JudgeRequest]) -> list[PackedRequest]:
+    """Requests as plain tuples for one actor call; equal strings become one object.
+
+    Why: Ray pickles arguments with cloudpickle, whose per-object hooks run in Python for every
+    pydantic model (and its field dicts) but are skipped for tuples and strings; and pickle writes
+    an object it has seen once, so a submission's criteria, which share one system prompt and one
+    shared prefix (the deliverables: most of each prompt), carry that text once instead of once
+    per criterion."""
+    canon: dict[str, str] = {}
+    return [tuple(canon.setdefault(v, v) if type(v) is str else v for v in _request_values(r)) for r in requests]
+
+
+def unpack_requests(packed: Sequence[PackedRequest]) -> list[JudgeRequest]:
+    """`pack_requests` undone: the same requests (validated again: pydantic's validation of these
+    few fields is faster than its unvalidated `model_construct`)."""
+    return [JudgeRequest(**dict(zip(_REQUEST_FIELDS, values, strict=True))) for values in packed]
+
+
+_REPLY_FIELDS = tuple(f for f in JudgeReply.model_fields if f not in ("output", "usage"))
+_USAGE_FIELDS = tuple(Usage.model_fields)
+_reply_values = operator.attrgetter(*_REPLY_FIELDS)
+_usage_values = operator.attrgetter(*_USAGE_FIELDS)
+
+
+def pack_replies(replies: Sequence[JudgeReply[Any] | VendorError]) -> list[PackedReply]:
+    """Replies for the trip back: each `JudgeReply` as a tuple (its output as JSON, its usage and
+    its other fields as plain values), each failure as it is.
+
+    Why: cloudpickling a reply's three models cost several times pydantic's JSON serialiser (in
+    Rust), and the tuple is a third of the reply's own JSON (field names are not repeated), which
+    keeps a shard's batch of replies under Ray's 100 KB inline limit: a larger result goes through
+    the object store (~1 ms of the raylet's CPU and as much in the two processes, per call)."""
+    return [r if isinstance(r, VendorError) else
+            (r.output.model_dump_json(), _usage_values(r.usage), _reply_values(r)) for r in replies]
+
+
+def unpack_replies(packed: Sequence[PackedReply], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
+    """`pack_replies` undone: the same replies, their output as `schema` (an answer schema is
+    plain JSON data, so the round trip gives back equal values: the reuse store relies on it too)."""
+    reply_type = JudgeReply[schema]  # type: ignore[valid-type]
+    return [r if isinstance(r, VendorError) else reply_type(
+        output=schema.model_validate_json(r[0]), usage=Usage(**dict(zip(_USAGE_FIELDS, r[1], strict=True))),
+        **dict(zip(_REPLY_FIELDS, r[2], strict=True))) for r in packed]
 
 
 class _Entry:
@@ -119,6 +176,11 @@ class VendorActor:
             inners = create_account_vendors([e.cfg for e in self.entries.values()], self.shards)
             for e in self.entries.values():
                 self._build(e, inners[e.cfg.name])
+            # What exists now lives as long as the actor (modules, clients, budget, the stored
+            # calls of earlier runs): out of the cyclic collector's passes from here on, which
+            # otherwise re-scanned all of it every full pass while calls stream through.
+            gc.collect()
+            gc.freeze()
         assert entry.vendor is not None
         return entry.vendor
 
@@ -152,29 +214,28 @@ class VendorActor:
         results = await vendor.complete_many(requests, schema)
         if self._telling:  # a 429 of ours has reached the account's other actors before we answer
             await asyncio.gather(*list(self._telling), return_exceptions=True)
-        out: list[JudgeReply[T] | VendorError] = []
         e = self._entry(entry)
-        self.metrics.calls(e.cfg.name, requests, results)  # recorded locally: a few records per call
+        tallies = tally(requests, results)  # counted once, for the Ray metrics and the statistics
+        self.metrics.calls(e.cfg.name, tallies)  # recorded locally: a few records per call
         s = e.stats
         s["requests"] += len(requests)
-        for r in results:
-            if isinstance(r, VendorError):
-                s["failed_calls"] += 1
-                s["attempts"] += r.attempts
-                s["rate_limited"] += r.rate_limited
-                out.append(r)
-                continue
-            if r.reused_from is not None:
-                s["reused_calls"] += 1
-            else:
-                s["paid_calls"] += 1
-                s["attempts"] += r.attempts
-                s["rate_limited"] += r.rate_limited
-                s["cost_usd"] += r.cost_usd
-                s["input_tokens"] += r.usage.input_tokens
-                s["output_tokens"] += r.usage.output_tokens
-            out.append(r)  # pickled as is: cheaper than model_dump here and model_validate there
-        return out
+        for t in tallies.values():
+            s["paid_calls"] += t.paid
+            s["reused_calls"] += t.reused
+            s["failed_calls"] += t.failed
+            s["attempts"] += t.attempts
+            s["rate_limited"] += t.rate_limited
+            s["cost_usd"] += t.cost
+            s["input_tokens"] += t.input
+            s["output_tokens"] += t.output
+        return results
+
+    async def complete_packed(
+        self, packed: list[PackedRequest], schema: type[T], entry: str | None = None
+    ) -> list[PackedReply]:
+        """`complete_many` for `RemoteVendor`: requests and replies in their packed forms
+        (`pack_requests`, `pack_replies`)."""
+        return pack_replies(await self.complete_many(unpack_requests(packed), schema, entry))
 
     def _tell_siblings(self, retry_after_s: float | None) -> None:
         """The account answered 429: its other actors pause too (a sibling not found is skipped)."""
@@ -281,8 +342,9 @@ class RemoteVendor:
     for every few judge calls. Requests made in the same turn of the event loop are now sent as one
     actor call per (vendor, answer schema) and the replies handed back to each caller in order: the
     same requests reach the same actor (so the same budget, store and batch queue see them), only
-    fewer Ray calls carry them. The replies cross Ray as the typed objects the actor built: a
-    `model_dump` there and a `model_validate` here cost more than pickling them.
+    fewer Ray calls carry them. Requests and replies cross Ray as tuples of plain values
+    (`pack_requests`, `pack_replies`): cloudpickling the pydantic models cost more than the rest
+    of the trip.
     """
 
     def __init__(self, handle: Any, cfg: VendorConfig) -> None:
@@ -324,7 +386,8 @@ class RemoteVendor:
         batch = [r for requests, _ in group for r in requests]
         self.ray_calls += 1
         try:
-            raw = await self.handle.complete_many.remote(batch, schema, self.name)
+            packed = await self.handle.complete_packed.remote(pack_requests(batch), schema, self.name)
+            raw = unpack_replies(packed, schema)
         except BaseException as exc:  # the actor call failed as a whole: every caller sees it, as before
             for _, fut in group:
                 if not fut.done():

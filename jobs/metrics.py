@@ -165,8 +165,10 @@ def _set(spec: MetricSpec, value: float, tags: dict[str, str]) -> None:
     _instrument(spec).set(value, tags)
 
 
-class _PerPurpose:
-    """What one coalesced call adds to the counters of one purpose."""
+class CallTally:
+    """What the replies of one coalesced call add up to, for one purpose: the one place a reply is
+    counted as paid, reused or failed, for the actor's statistics (`VendorActor.stats`) and its Ray
+    metrics (`VendorMetrics.calls`) alike."""
 
     __slots__ = ("attempts", "cost", "failed", "input", "latencies", "output", "paid", "rate_limited", "reused")
 
@@ -175,6 +177,37 @@ class _PerPurpose:
         self.cost = 0.0
         self.input = self.output = 0
         self.latencies: list[float] = []
+
+    def add(self, reply: JudgeReply[Any] | VendorError) -> None:
+        """Count one reply: a failure's attempts and 429s; a reused answer as free; a paid one's
+        attempts, 429s, cost, tokens and latency."""
+        if isinstance(reply, VendorError):
+            self.failed += 1
+            self.attempts += reply.attempts
+            self.rate_limited += reply.rate_limited
+        elif reply.reused_from is not None:
+            self.reused += 1
+        else:
+            self.paid += 1
+            self.attempts += reply.attempts
+            self.rate_limited += reply.rate_limited
+            self.cost += reply.cost_usd
+            self.input += reply.usage.input_tokens
+            self.output += reply.usage.output_tokens
+            self.latencies.append(max(reply.ended_at - reply.started_at, 0.0))
+
+
+def tally(
+    requests: Sequence[JudgeRequest], results: Sequence[JudgeReply[Any] | VendorError]
+) -> dict[str, CallTally]:
+    """One coalesced call's replies (in order, failures in place) counted per purpose of their requests."""
+    per: dict[str, CallTally] = {}
+    for request, reply in zip(requests, results, strict=True):
+        t = per.get(request.purpose)
+        if t is None:
+            t = per[request.purpose] = CallTally()
+        t.add(reply)
+    return per
 
 
 class VendorMetrics:
@@ -187,32 +220,11 @@ class VendorMetrics:
         self._mark: tuple[float, float, float] | None = None  # (time, attempts granted, tokens) at the window's start
         self._use: dict[str, float] = {}
 
-    def calls(
-        self, entry: str, requests: Sequence[JudgeRequest], results: Sequence[JudgeReply[Any] | VendorError]
-    ) -> None:
-        """Count one coalesced call's requests (replies in order, failures in place): a few records per
-        purpose, plus one latency per paid call (what Ray's API allows; each record is ~5-20 us)."""
-        per: dict[str, _PerPurpose] = {}
+    def calls(self, entry: str, tallies: Mapping[str, CallTally]) -> None:
+        """Record one coalesced call (`tally`: per purpose): a few records per purpose, plus one
+        latency per paid call (what Ray's API allows; each record is ~5-20 us)."""
         tags = {"run": self.run, "vendor": entry, "account": self.account}
-        for request, r in zip(requests, results, strict=True):
-            p = per.get(request.purpose)
-            if p is None:
-                p = per[request.purpose] = _PerPurpose()
-            if isinstance(r, VendorError):
-                p.failed += 1
-                p.attempts += r.attempts
-                p.rate_limited += r.rate_limited
-            elif r.reused_from is not None:
-                p.reused += 1
-            else:
-                p.paid += 1
-                p.attempts += r.attempts
-                p.rate_limited += r.rate_limited
-                p.cost += r.cost_usd
-                p.input += r.usage.input_tokens
-                p.output += r.usage.output_tokens
-                p.latencies.append(max(r.ended_at - r.started_at, 0.0))
-        for purpose, p in per.items():
+        for purpose, p in tallies.items():
             t = {**tags, "purpose": purpose}
             latency = _instrument(LATENCY)
             for seconds in p.latencies:  # ~5-20 us each: per paid call, at most the vendor's rate

@@ -258,9 +258,10 @@ class _ShardLoop:
         ids = [s.id for s in shard.pending]
         refs = {s.task_id: self.task_refs[s.task_id] for s in shard.pending}
         name = shard_name(shard.index, ids, self.run.attempt)  # the attempt in the name: never an earlier file
+        indexes = self.source_indexes.refs(refs)
         ref = grade_shard.remote(self.run.run_uri, self.run.run_id, name, shard.pending,
-                                 refs, self.source_indexes.refs(refs), self.config_ref, self.actors,
-                                 since=self.summary.started_at)
+                                 refs, {tid: i.index for tid, i in indexes.items()}, self.config_ref, self.actors,
+                                 self.summary.started_at, *(i.built for i in indexes.values()))
         self.window.add(ref, ids)
 
     def collect(self, block: bool) -> None:

@@ -118,8 +118,68 @@ class ReusingVendor:
         return reply
 
     async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
-        """Concurrent `complete`; failures returned in place, never raised (the `Vendor` protocol)."""
-        return await complete_each(self, requests, schema)
+        """`complete` for each request, decided for the batch at once; failures returned in place,
+        never raised (the `Vendor` protocol).
+
+        The same three outcomes as `complete`, in the same order of precedence: a stored answer; a
+        share of an identical call in flight (an earlier caller's, or an earlier request of this
+        batch), which goes through `complete`; otherwise this batch owns the call. The owned calls
+        go to the inner vendor in one `complete_many`, not one `complete` each. Why: in a vendor
+        actor every request of a coalesced batch comes through here, and a task and two coroutines
+        per request cost ~10 us of CPU each (measured with the zero-work adapter; now ~2 us).
+        """
+        out: list[JudgeReply[T] | VendorError | None] = [None] * len(requests)
+        owned: dict[str, asyncio.Future[JudgeReply[BaseModel]]] = {}
+        fresh: list[int] = []
+        shared: list[int] = []
+        loop = asyncio.get_running_loop()
+        for i, request in enumerate(requests):
+            stored = self._from_store(request, schema)
+            if stored is not None:
+                out[i] = stored
+            elif request.request_hash in self._inflight:
+                shared.append(i)
+            else:
+                fut: asyncio.Future[JudgeReply[BaseModel]] = loop.create_future()
+                self._inflight[request.request_hash] = owned[request.request_hash] = fut
+                fresh.append(i)
+        own = self._send_owned([requests[i] for i in fresh], schema, owned)
+        if shared:
+            sent, waited = await asyncio.gather(own, complete_each(self, [requests[i] for i in shared], schema))
+            for i, reply in zip(shared, waited, strict=True):
+                out[i] = reply
+        else:
+            sent = await own
+        for i, reply in zip(fresh, sent, strict=True):
+            out[i] = reply
+        return [r for r in out if r is not None]
+
+    async def _send_owned(
+        self, requests: list[JudgeRequest], schema: type[T], owned: dict[str, asyncio.Future[JudgeReply[BaseModel]]]
+    ) -> list[JudgeReply[T] | VendorError]:
+        """The calls a batch owns (`owned`: their in-flight futures, registered), sent together;
+        each settles its future as `complete` does, so identical requests waiting on it share it."""
+        if not requests:
+            return []
+        try:
+            replies = await self.inner.complete_many(requests, schema)
+        except BaseException as exc:
+            for request_hash, fut in owned.items():
+                self._inflight.pop(request_hash, None)
+                fut.set_exception(exc)
+                fut.exception()  # mark retrieved: waiters re-send on their own
+            raise
+        for request, reply in zip(requests, replies, strict=True):
+            fut = owned[request.request_hash]
+            self._inflight.pop(request.request_hash, None)
+            if isinstance(reply, VendorError):
+                fut.set_exception(reply)
+                fut.exception()
+                continue
+            if request.purpose != "verify":  # as in `complete`: only the calls table may serve Stage 2
+                self.stored[request.request_hash] = (self.run_id, reply.output.model_dump_json())
+            fut.set_result(reply)  # type: ignore[arg-type]
+        return replies
 
     async def aclose(self) -> None:
         """Close the wrapped vendor."""

@@ -258,3 +258,28 @@ def test_a_running_sweep_shows_every_documented_metric_with_its_tags_on_the_node
     assert not _missing(watcher.samples), (_missing(watcher.samples), watcher.scrapes)
     assert responder.held > 0, "the second submission's calls were held while the endpoint was read"
     assert summary.complete == 2 and summary.rate_limited >= 1  # and the sweep then finished normally
+
+
+def test_a_coalesced_calls_replies_are_counted_once_per_purpose_for_the_statistics_and_the_metrics() -> None:
+    from evalcore.errors import ErrorKind, VendorError
+    from evalcore.schema import RubricAnswer
+    from evalcore.vendors.protocol import JudgeReply, JudgeRequest, Usage
+    from jobs.metrics import tally
+
+    def request(purpose: str) -> JudgeRequest:
+        return JudgeRequest(purpose=purpose, request_hash="h", system_prompt="s", shared_prefix="p",  # type: ignore[arg-type]
+                            varying_suffix="v", schema_name="RubricAnswer")
+
+    def reply(reused_from: str | None = None) -> JudgeReply[RubricAnswer]:
+        return JudgeReply(output=RubricAnswer(verdict="pass", reasoning="r"), cost_usd=0.5, attempts=2, rate_limited=1,
+                          usage=Usage(input_tokens=10, output_tokens=3), started_at=1.0, ended_at=4.0, vendor="v",
+                          model="m", reused_from=reused_from)
+
+    failed = VendorError("v", "m", ErrorKind.TIMEOUT, "slow", attempts=3, rate_limited=2)
+    tallies = tally([request("rubric"), request("rubric"), request("rubric"), request("detect")],
+                    [reply(), reply("run-old"), failed, reply()])
+    rubric, detect = tallies["rubric"], tallies["detect"]
+    assert (rubric.paid, rubric.reused, rubric.failed) == (1, 1, 1)
+    assert (rubric.attempts, rubric.rate_limited) == (2 + 3, 1 + 2)  # a reused answer made no attempt
+    assert (rubric.cost, rubric.input, rubric.output, rubric.latencies) == (0.5, 10, 3, [3.0])
+    assert (detect.paid, detect.reused, detect.failed, detect.latencies) == (1, 0, 0, [3.0])
