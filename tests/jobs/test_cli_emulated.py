@@ -125,8 +125,12 @@ def emulate(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     personas = root / "personas.yaml"
     personas.write_text(yaml.safe_dump({"seed": 5, "personas": {"openai": {"leniency": 0.6}, "xai": {"noise": 0.4}}}))
     written = root / "emulated.yaml"
+    # Ctrl+C's default handler installed first: a child inherits an ignored SIGINT (the suite run
+    # as a background job of a non-interactive shell, e.g. `make test &`), and Python then leaves
+    # it ignored, so the SIGINT below would never stop the emulators (seen: a 60 s teardown timeout)
+    child = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); from jobs.cli import app; app()"
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from jobs.cli import app; app()", "emulate", "--rpm", "3000",
+        [sys.executable, "-c", child, "emulate", "--rpm", "3000",
          "--personas", str(personas), "--write-config", str(written)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
     )
