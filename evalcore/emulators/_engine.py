@@ -117,6 +117,10 @@ class EmulatorStats(BaseModel):
     input_tokens: int = 0
     cached_tokens: int = 0
     output_tokens: int = 0
+    open_requests: int = Field(
+        default=0, description="Online requests received and not yet answered (held, e.g. for their latency)."
+    )
+    peak_open_requests: int = Field(default=0, description="The most online requests ever open at once.")
 
 
 _STAT_FOR: dict[Outcome, str] = {
@@ -154,6 +158,11 @@ class Decision:
         return self.record.request_id
 
 
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
 class Engine:
     """Decides the outcome of each request for one emulator (one per vendor server)."""
 
@@ -182,18 +191,24 @@ class Engine:
         )
         self._fault_rng = random.Random(f"{config.seed}:faults")
         self._latency_rng = random.Random(f"{config.seed}:latency")
-        self._closing: asyncio.Event | None = None
+        # Requests sleeping out their latency (or a hang), woken at once when the server closes;
+        # None until the serving loop opens the engine. A set, not an `asyncio.Event`: an event's
+        # waiter that times out is removed from its queue by a scan, O(requests open) per request.
+        self._sleepers: set[asyncio.Future[None]] | None = None
+        self._closed = False
 
     # -- lifecycle ------------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Called from the serving loop when the server starts (binds the closing event to it)."""
-        self._closing = asyncio.Event()
+        """Called from the serving loop when the server starts."""
+        self._sleepers = set()
+        self._closed = False
 
     def close(self) -> None:
-        """Wake every hanging request so shutdown is prompt."""
-        if self._closing is not None:
-            self._closing.set()
+        """Wake every sleeping or hanging request so shutdown is prompt (from the serving loop)."""
+        self._closed = True
+        for fut in list(self._sleepers or ()):
+            _wake(fut)
 
     def push(self, *behaviours: Behaviour) -> None:
         """Append behaviours to the script (consumed in order before fault injection)."""
@@ -242,16 +257,25 @@ class Engine:
         return min(self._latency_rng.lognormvariate(math.log(max(lat.median, 1e-9)), lat.sigma), lat.cap)
 
     async def _wait(self, seconds: float) -> None:
-        """Sleep, but wake early when the emulator shuts down; cancellable by a hung-up client."""
-        if seconds <= 0:
+        """Sleep, but wake early when the emulator shuts down; cancellable by a hung-up client.
+
+        O(1) whatever the number of requests sleeping (thousands at a top-tier rate and a 30 s
+        latency): one future and one timer each, no task."""
+        if seconds <= 0 or self._closed:
             return
-        if self._closing is None:
+        sleepers = self._sleepers
+        if sleepers is None:
             await asyncio.sleep(seconds)
             return
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        timer = loop.call_later(seconds, _wake, fut)
+        sleepers.add(fut)
         try:
-            await asyncio.wait_for(self._closing.wait(), timeout=seconds)
-        except TimeoutError:
-            pass
+            await fut
+        finally:
+            timer.cancel()
+            sleepers.discard(fut)
 
     def _finish(self, decision: Decision) -> Decision:
         rec = decision.record
@@ -317,16 +341,22 @@ class Engine:
         """
         rec = self._record(method, path, req.headers, body, req)
         self._remember(rec)
-        self.stats.requests += 1
+        stats = self.stats
+        stats.requests += 1
+        stats.open_requests += 1
+        if stats.open_requests > stats.peak_open_requests:
+            stats.peak_open_requests = stats.open_requests
         try:
             return await self._decide(req, rec, presented_key, cache_breakpoints)
         except asyncio.CancelledError:
             rec.cancelled = True
             rec.finished_monotonic = time.monotonic()
-            self.stats.cancelled += 1
+            stats.cancelled += 1
             if rec.outcome == Outcome.PENDING:
                 rec.outcome = Outcome.HANG
             raise
+        finally:
+            stats.open_requests -= 1
 
     async def _decide(
         self,

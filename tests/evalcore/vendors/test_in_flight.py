@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import resource
 from collections.abc import Callable
 from typing import Any
 
@@ -295,17 +294,6 @@ class HoldUntil:
         finally:
             self.held -= 1
         return ANSWER
-
-
-@pytest.fixture
-def enough_files() -> None:
-    """Both ends of every connection are in this process: a few thousand descriptors."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = 8_192 if hard == resource.RLIM_INFINITY else min(8_192, hard)
-    if soft < want:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    if resource.getrlimit(resource.RLIMIT_NOFILE)[0] < 4_000:
-        pytest.skip("needs about 4,000 file descriptors")
 
 
 def _cfg(adapter: str, endpoint: str, key_env: str, bound: int) -> VendorConfig:
