@@ -36,6 +36,14 @@ STARTUP_DEADLINE_S = 240
 """How long any part of a Ray start may take before the test fails: 8x Ray's own 30 s, and under
 pytest's per-test timeout, so a Ray that really cannot start still fails with Ray's message."""
 
+PROGRESS_DEADLINE_S = 600
+"""How long a test waits for a child process's progress (a sweep's first shard at the vendors, its
+batches submitted, a cluster run finished) before calling it a hang. Each such wait ends as soon as
+its signal comes (and, where the child can be watched, as soon as the child exits), so the figure
+never slows a passing test: it is 10x the slowest wait seen on this machine under load, which a
+fixed 180-300 s was not (a batch sweep's submit took over 240 s at load average 25 in CI), and
+under pytest's 900 s timeout so a real hang fails with the test's own message."""
+
 PATIENT_ENV: dict[str, str] = {
     # the GCS port file, and the driver's connection attempts to the GCS (about one per second)
     "RAY_gcs_server_port_wait_time_s": str(STARTUP_DEADLINE_S),

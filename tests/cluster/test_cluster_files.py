@@ -36,6 +36,7 @@ import ray
 import yaml
 
 from evalcore.config.load import load_config
+from tests.ray_start import PROGRESS_DEADLINE_S, STARTUP_DEADLINE_S
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = REPO / "cluster"
@@ -454,7 +455,7 @@ MULTI_NODE_SCRIPT = textwrap.dedent(
     worker = cluster.add_node(num_cpus=1)
     try:
         ray.init(address=cluster.address, log_to_driver=False)
-        cluster.wait_for_nodes()
+        cluster.wait_for_nodes(timeout=STARTUP_DEADLINE_S)
 
         @ray.remote(num_cpus=0)
         class VendorLike:
@@ -470,15 +471,15 @@ MULTI_NODE_SCRIPT = textwrap.dedent(
             "head": cluster.head_node.node_id,
             "worker": worker.node_id,
             "alive_nodes": sum(n["Alive"] for n in ray.nodes()),
-            "actor_node": ray.get(actor.where.remote(), timeout=60),
-            "task": ray.get(grade_shard_like.remote(21), timeout=60),
+            "actor_node": ray.get(actor.where.remote(), timeout=STARTUP_DEADLINE_S),
+            "task": ray.get(grade_shard_like.remote(21), timeout=STARTUP_DEADLINE_S),
         }
     finally:
         ray.shutdown()
         cluster.shutdown()
     print("RESULT " + json.dumps(result))
     """
-)
+).replace("STARTUP_DEADLINE_S", str(STARTUP_DEADLINE_S))  # the child cannot import tests/
 
 
 @pytest.fixture(scope="module")
@@ -493,7 +494,7 @@ def multi_node_run() -> Iterator[dict[str, Any]]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         env.update(RAY_TMPDIR=tmp, RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0", RAY_AUTH_MODE="disabled")
         proc = subprocess.run([sys.executable, "-c", MULTI_NODE_SCRIPT], cwd=tmp, env=env,
-                              capture_output=True, text=True, timeout=180)
+                              capture_output=True, text=True, timeout=PROGRESS_DEADLINE_S)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
         assert proc.returncode == 0 and lines, f"multi-node run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         yield json.loads(lines[-1][len("RESULT "):])

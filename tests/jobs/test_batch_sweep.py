@@ -16,6 +16,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from jobs.cli import app
 from jobs.reduce import reduce_run
 from jobs.sweep import SweepOptions, run_sweep
 from tests.jobs.conftest import SAMPLE, SMALL_SUBMISSIONS, emulated_config
+from tests.ray_start import PROGRESS_DEADLINE_S
 
 pytestmark = [pytest.mark.ray]
 REPO = Path(__file__).resolve().parents[2]
@@ -105,14 +107,24 @@ def test_batch_and_online_sweeps_give_identical_leaderboards_and_batch_costs_hal
     assert all(0 < n < SMALL_SUBMISSIONS for n in created.values()), created
 
 
-def _wait_submitted_and_polled(emus: EmulatorThread) -> bool:
-    """Every judge vendor has a batch, and every batch has been polled (so it is journalled)."""
+def _wait_submitted_and_polled(emus: EmulatorThread, driver: subprocess.Popen[str]) -> bool:
+    """Every judge vendor has a batch, and every batch has been polled (so it is journalled).
+
+    The wait also ends when the driver exits (a thread wakes it), so a driver that failed is
+    reported at once, and one that is only slow on a loaded machine is waited for."""
 
     def ready(stores: dict[str, Any]) -> bool:
         return all(s.batches for s in stores.values()) and all(
             b.polls > 0 for s in stores.values() for b in s.batches.values())
 
-    return emus.wait_batches(ready, timeout_s=240)
+    def wake_when_the_driver_exits() -> None:
+        driver.wait()
+        with emus.emulators.changed:
+            emus.emulators.changed.notify_all()
+
+    threading.Thread(target=wake_when_the_driver_exits, daemon=True).start()
+    emus.wait_batches(lambda stores: driver.poll() is not None or ready(stores), timeout_s=PROGRESS_DEADLINE_S)
+    return ready(emus.batch_stores())
 
 
 def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothing_twice(
@@ -132,7 +144,7 @@ def test_driver_sigkilled_between_submit_and_results_is_rerun_and_submits_nothin
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True, cwd=REPO)
         try:
-            reached = _wait_submitted_and_polled(emus)
+            reached = _wait_submitted_and_polled(emus, proc)
         finally:
             os.killpg(proc.pid, signal.SIGKILL)
             _, err = proc.communicate()

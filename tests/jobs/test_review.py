@@ -50,6 +50,7 @@ from jobs.review.queue import QueueItem, RunData, build_queue
 from tests.conftest import create_bucket, upload_tree
 from tests.jobs.samples import cut_sample
 from tests.jobs.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
+from tests.ray_start import PROGRESS_DEADLINE_S
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 REPO = Path(__file__).resolve().parents[2]
@@ -243,7 +244,7 @@ def serving(run: str, *args: str) -> Iterator[str]:
         seen: list[str] = []
         match = None
         while match is None:
-            line = lines.get(timeout=180)
+            line = lines.get(timeout=PROGRESS_DEADLINE_S)  # the pump puts None when it exits
             if line is None:
                 raise AssertionError(f"tribunal review exited ({proc.wait()}) without serving:\n{''.join(seen)}")
             seen.append(line)

@@ -42,6 +42,7 @@ from jobs.run_identity import KILL_AT_ENV
 from jobs.run_lock import lease_uri
 from tests.conftest import create_bucket
 from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config
+from tests.ray_start import PROGRESS_DEADLINE_S
 
 pytestmark = [pytest.mark.ray]
 
@@ -136,7 +137,7 @@ def test_a_second_sweep_on_a_running_run_is_refused_and_every_call_the_first_pai
                                  stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT,
                                  env=_child_env(AWS_ENDPOINT_URL=s3_server))
         try:
-            assert stall.stalled.wait(timeout=300), "the first sweep never reached the vendors"
+            assert stall.stalled.wait(timeout=PROGRESS_DEADLINE_S), "the first sweep never reached the vendors"
             assert fs.exists(lease_uri(run, 1))  # it holds the run: its lease is there
             paid_preflight = fs.read_bytes(fs.join(run, "calls", "preflight-0001.parquet"))
             second = runner.invoke(app, args, env={"COLUMNS": "300"})

@@ -34,6 +34,7 @@ from jobs.cli import app
 from jobs.sweep import SweepOptions, run_sweep
 from tests.conftest import create_bucket
 from tests.jobs.conftest import SAMPLE, SMALL_SUBMISSIONS, WRONG_KEY, WRONG_KEY_ENV, emulated_config
+from tests.ray_start import PROGRESS_DEADLINE_S
 
 pytestmark = [pytest.mark.ray, pytest.mark.s3]
 
@@ -434,7 +435,7 @@ def test_a_second_ctrl_c_cancels_the_shards_in_flight_and_the_next_run_grades_th
                                 start_new_session=True, cwd=cwd)
         assert proc.stderr is not None
         try:
-            assert stall.stalled.wait(timeout=240), "no shard reached the vendors"
+            assert stall.stalled.wait(timeout=PROGRESS_DEADLINE_S), "no shard reached the vendors"
             proc.send_signal(signal.SIGINT)
             seen = []
             for line in proc.stderr:  # the driver acknowledges the first Ctrl-C, then we press again
