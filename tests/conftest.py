@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from email.message import EmailMessage
@@ -72,6 +73,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # --------------------------------------------------------------------------------------------
 
 
+class _AtomicWrites:
+    """Serve moto's writes one at a time, as S3 commits them: atomically.
+
+    moto checks a conditional PUT's precondition (``If-None-Match: *``) and then stores the object,
+    two steps its threaded server can interleave: two racing creates of one key both succeeded (the
+    run-lock race test, beside two CPU burners in CI), where S3 refuses the second with 412. Reads
+    stay concurrent."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("REQUEST_METHOD") in {"GET", "HEAD"}:
+            return self.app(environ, start_response)
+        with self.lock:
+            return list(self.app(environ, start_response))  # the whole response inside the lock
+
+
+def _atomic_writes_moto_server(**kw: Any) -> Any:
+    """moto's ThreadedMotoServer with its application wrapped in `_AtomicWrites`."""
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from moto.server import ThreadedMotoServer
+    from werkzeug.serving import make_server
+
+    class Server(ThreadedMotoServer):
+        def _server_entry(self) -> None:  # as moto's, with the application wrapped
+            app = _AtomicWrites(DomainDispatcherApplication(create_backend_app))
+            self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
+            self._server_ready_event.set()
+            self._server.serve_forever()
+
+    return Server(**kw)
+
+
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[str]:
     """Start moto's S3 server on 127.0.0.1 (free port) for the session; yields its endpoint URL.
@@ -80,8 +120,6 @@ def s3_server() -> Iterator[str]:
     SDK probes instance metadata or real AWS. ``AWS_ENDPOINT_URL`` is *not* set: tests pass the
     endpoint explicitly, which is what the code under test must support.
     """
-    from moto.server import ThreadedMotoServer
-
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AWS_ACCESS_KEY_ID", "testing")
@@ -90,7 +128,7 @@ def s3_server() -> Iterator[str]:
         mp.setenv("AWS_DEFAULT_REGION", "us-east-1")
         mp.setenv("AWS_REGION", "us-east-1")
         mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
-        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server = _atomic_writes_moto_server(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         host, port = server.get_host_and_port()
         try:

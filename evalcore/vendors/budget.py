@@ -487,8 +487,9 @@ class RateBudget:
                 if wait != INF and self._sleep is not None:  # an injected (test) clock and sleep
                     await self._sleep(wait)
                     continue
-                try:
-                    await asyncio.wait_for(changed.wait(), None if wait == INF else wait)
+                try:  # `asyncio.timeout`: no task per wait, and a cancellation is never lost (gh-86296)
+                    async with asyncio.timeout(None if wait == INF else wait):
+                        await changed.wait()
                 except TimeoutError:
                     pass
 

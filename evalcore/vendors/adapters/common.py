@@ -383,9 +383,11 @@ class AdapterBase(ABC, Generic[C]):
                     return refusal(self.name, self.model, state.attempts - 1)
                 try:
                     sent = self._clock()
-                    result = await asyncio.wait_for(
-                        self._attempt(client, request, schema, timeout_s), timeout_s
-                    )
+                    # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` returns the result of
+                    # an attempt that finished as the call was cancelled and loses the cancellation
+                    # (CPython gh-86296, fixed in 3.12); it also runs the attempt as a task of its own.
+                    async with asyncio.timeout(timeout_s):
+                        result = await self._attempt(client, request, schema, timeout_s)
                     attempt_cost = result.cost_usd if result.cost_usd is not None else self._price(result.usage)
                 except BadOutput as exc:
                     if exc.usage is not None:

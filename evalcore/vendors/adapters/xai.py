@@ -3,7 +3,7 @@
 Why `chat.sample()` with `response_format=schema` and our own validation rather than
 `chat.parse`: a schema-violating answer is billed, so its usage and reported cost must be read
 before validation fails. gRPC retries are switched off on the channel (they would multiply with
-ours), and the per-call limit is `asyncio.wait_for` in the shared base (the SDK's interceptor
+ours), and the per-call limit is `asyncio.timeout` in the shared base (the SDK's interceptor
 overwrites per-call deadlines). The SDK has no exception classes: we classify raw gRPC status
 codes. xAI reports each call's cost; it is used instead of the price table when present.
 
@@ -123,7 +123,7 @@ class XAIVendor(SDKAdapter[xai_sdk.AsyncClient, Response]):
         return kwargs
 
     async def _send(self, client: xai_sdk.AsyncClient, params: dict[str, Any], timeout_s: float) -> Response:
-        # the per-call limit is the base's asyncio.wait_for (see the module doc)
+        # the per-call limit is the base's asyncio.timeout (see the module doc)
         return await client.chat.create(**params).sample()
 
     async def _read(self, raw: Response) -> Answer:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -227,3 +229,35 @@ def test_retry_after_as_an_http_date_is_seconds_from_now() -> None:
 def test_negative_grpc_pushback_means_no_hint() -> None:
     assert parse_retry_after([("grpc-retry-pushback-ms", "-1")]) is None
     assert parse_retry_after([("grpc-retry-pushback-ms", b"150")]) == 0.15
+
+
+# ------------------------------------------------------------------ cancellation
+
+
+async def test_a_call_cancelled_as_its_attempt_finishes_is_cancelled_not_answered() -> None:
+    """A cancelled call (Ctrl-C, a stopped shard) raises CancelledError even when its attempt has
+    just finished: the per-attempt limit must not swallow the cancellation. Python 3.11's
+    `asyncio.wait_for` did (CPython gh-86296): the attempt ran as a task of its own, finished one
+    loop turn before the caller resumed, and a cancel landing in between got the answer back."""
+    t = FakeTime()
+    v = scripted([], t)
+    gate: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    entered = asyncio.Event()
+    attempt = v._attempt
+
+    async def gated(*args: Any) -> Any:
+        entered.set()
+        await gate
+        return await attempt(*args)
+
+    v._attempt = gated  # type: ignore[method-assign]
+    call = asyncio.ensure_future(v.complete(request(), Verdict))
+    await entered.wait()
+    gate.set_result(None)  # the attempt can finish...
+    await asyncio.sleep(0)  # ...and does, in the loop turn before this one resumes
+    accepted = call.cancel()
+    outcome = await asyncio.gather(call, return_exceptions=True)
+    # a cancel accepted while the call was still running ends it as cancelled; one refused (the call
+    # had already returned) leaves its answer
+    assert isinstance(outcome[0], asyncio.CancelledError) if accepted else not isinstance(outcome[0], BaseException)
+    assert v.sent  # the attempt was made either way
