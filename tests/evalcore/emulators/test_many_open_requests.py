@@ -34,7 +34,7 @@ from evalcore.emulators._engine import Engine
 from evalcore.errors import VendorError
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.registry import create_vendor
-from tests.evalcore.vendors._vendor_contract import ANSWER, KEY, PRICE, judge_request
+from tests.evalcore.vendors._vendor_contract import ANSWER, KEY, burst_config, judge_request
 
 HOUR = 3_600.0
 
@@ -55,15 +55,7 @@ class CountTo:
 
 
 def _vendor_cfg(adapter: str, endpoint: str, key_env: str, bound: int) -> VendorConfig:
-    return VendorConfig.model_validate({
-        "adapter": adapter, "name": adapter, "family": adapter, "model": f"{adapter}-test-model",
-        "endpoint": endpoint, "api_key_env": key_env, "timeout_s": 7_200.0, "max_output_tokens": 400,
-        "max_in_flight": bound, "price": PRICE,
-        # far above the test's burst: the budget lets every call through at once
-        "limits": {"requests_per_minute": 6_000_000, "tokens_per_minute": 10**11},
-        # one attempt: a connection, pool or channel error fails the call, and so the test
-        "retry": {"max_attempts": 1, "deadline_s": 7_200.0},
-    })
+    return burst_config(adapter, endpoint, key_env, bound, timeout_s=7_200.0)
 
 
 @pytest.mark.timeout(900)  # a few seconds of CPU; both ends of 2,000 calls share the machine's cores

@@ -37,6 +37,19 @@ ANSWER = {"verdict": "pass", "reasoning": "the memo states the 30-day cure perio
 PRICE = {"input": 2.0, "cached_input": 0.5, "output": 10.0}
 
 
+def burst_config(adapter: str, endpoint: str, key_env: str, bound: int, timeout_s: float) -> VendorConfig:
+    """A vendor entry for a burst of calls held open at once: at most `bound` on the wire, a budget
+    far above the burst (it lets every call through at once), and one attempt, so a connection,
+    pool or channel error fails the call and so the test."""
+    return VendorConfig.model_validate({
+        "adapter": adapter, "name": adapter, "family": adapter, "model": f"{adapter}-test-model",
+        "endpoint": endpoint, "api_key_env": key_env, "timeout_s": timeout_s, "max_output_tokens": 400,
+        "max_in_flight": bound, "price": PRICE,
+        "limits": {"requests_per_minute": 6_000_000, "tokens_per_minute": 10**11},
+        "retry": {"max_attempts": 1, "deadline_s": timeout_s},
+    })
+
+
 def judge_request(i: int = 0, prefix: str = "Shared prefix: the deliverable text.\n") -> JudgeRequest:
     return JudgeRequest(
         purpose="rubric",

@@ -38,7 +38,7 @@ from evalcore.vendors.budget import RateBudget
 from evalcore.vendors.in_flight import FLOOR, HEADROOM, InFlightLimiter, in_flight_cap
 from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_vendor
-from tests.evalcore.vendors._vendor_contract import ANSWER, KEY, PRICE, judge_request
+from tests.evalcore.vendors._vendor_contract import ANSWER, KEY, burst_config, judge_request
 from tests.evalcore.vendors._vendor_testkit import FakeTime, ScriptedVendor, Verdict, make_cfg, request
 
 rpms = st.floats(min_value=0, max_value=1e7, allow_nan=False)
@@ -297,14 +297,7 @@ class HoldUntil:
 
 
 def _cfg(adapter: str, endpoint: str, key_env: str, bound: int) -> VendorConfig:
-    return VendorConfig.model_validate({
-        "adapter": adapter, "name": adapter, "family": adapter, "model": f"{adapter}-test-model",
-        "endpoint": endpoint, "api_key_env": key_env, "timeout_s": 600.0, "max_output_tokens": 400,
-        "max_in_flight": bound, "price": PRICE,
-        # far above the test's burst: the budget lets every call through at once
-        "limits": {"requests_per_minute": 6_000_000, "tokens_per_minute": 10**11},
-        "retry": {"max_attempts": 1, "deadline_s": 900.0, "base_delay_s": 0.01, "max_delay_s": 0.05},
-    })
+    return burst_config(adapter, endpoint, key_env, bound, timeout_s=600.0)
 
 
 async def _hold_on_the_wire(
