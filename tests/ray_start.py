@@ -79,20 +79,26 @@ class RayletExited(Exception):
 _starting = threading.local()  # the Node whose raylet this thread is waiting for
 
 
+def _raise_if_exited(node: Any, process_type: str, before: str) -> None:
+    """RayletExited (worded as Ray's failed start, which the callers retry) when `node`'s process
+    of `process_type` has exited."""
+    for info in node.all_processes.get(process_type, []):
+        code = info.process.poll()
+        if code is not None:
+            raise RayletExited(
+                f"The current node {STARTUP_FAILED}: its {process_type} exited with code {code} before "
+                f"{before} (a port taken by another Ray starting at the same moment?); logs in "
+                f"{node.get_logs_dir_path()}"
+            )
+
+
 def _raise_if_raylet_exited(node_id: str) -> None:
     import ray._private.ray_constants as ray_constants
 
     node = getattr(_starting, "node", None)
     if node is None or getattr(node, "_node_id", None) != node_id:
         return
-    for info in node.all_processes.get(ray_constants.PROCESS_TYPE_RAYLET, []):
-        code = info.process.poll()
-        if code is not None:
-            raise RayletExited(
-                f"The current node {STARTUP_FAILED}: its raylet exited with code {code} before it "
-                f"registered (a port taken by another Ray starting at the same moment?); logs in "
-                f"{node.get_logs_dir_path()}"
-            )
+    _raise_if_exited(node, ray_constants.PROCESS_TYPE_RAYLET, "it registered")
 
 
 def _watching_the_raylet(inner: Any, gcs_address: str, node_id: str) -> Any:
@@ -153,8 +159,35 @@ def wait_patiently_for_raylets() -> None:
             _raise_if_raylet_exited(node_id)
             time.sleep(0.2)  # polling a raylet that is starting, with a deadline
 
+    # The head's GCS publishes its port in a file; Ray waits for the file (240 s with PATIENT_ENV)
+    # without looking at the GCS process, so a GCS that exited at start cost the whole wait and
+    # failed the test (CI beside two CPU burners). The wait now goes in 1 s slices and ends as a
+    # failed start, which `start_cluster` retries, once the GCS has exited.
+    import ray._private.ray_constants as ray_constants
+
+    port_wait = node_module.wait_for_persisted_port  # type: ignore[attr-defined]
+    start_gcs_server = node_module.Node.start_gcs_server
+
+    def start_gcs_and_remember(self: Any) -> None:
+        _starting.node = self
+        start_gcs_server(self)
+
+    def watched_port_wait(session_dir: str, node_id: str, port_name: str, timeout_ms: int) -> Any:
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            try:
+                return port_wait(session_dir, node_id, port_name, timeout_ms=min(timeout_ms, 1000))
+            except RuntimeError:  # the file is not there yet
+                node = getattr(_starting, "node", None)
+                if node is not None:
+                    _raise_if_exited(node, ray_constants.PROCESS_TYPE_GCS_SERVER, f"it published its {port_name}")
+                if time.monotonic() > deadline:
+                    raise
+
     get_node._patient = True  # type: ignore[attr-defined]
     node_module.Node.start_ray_processes = start_and_remember  # type: ignore[method-assign]
+    node_module.Node.start_gcs_server = start_gcs_and_remember  # type: ignore[method-assign]
+    node_module.wait_for_persisted_port = watched_port_wait  # type: ignore[attr-defined]
     services.get_node = get_node
 
 
