@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.startup import LOCAL_SYSTEM_CONFIG
+from jobs.startup import LOCAL_LOG_MONITOR_ENV, LOCAL_SYSTEM_CONFIG
 
 
 @pytest.mark.ray
@@ -19,3 +19,22 @@ def test_a_local_ray_is_started_without_prestarted_idle_workers(ray_local) -> No
     assert {k: applied.get(k) for k in LOCAL_SYSTEM_CONFIG} == {
         "enable_worker_prestart": False, "prestart_worker_first_driver": False,
     }
+
+
+@pytest.mark.ray
+def test_a_local_rays_log_monitor_lists_the_logs_every_10_s_and_the_drivers_environment_is_left_as_it_was(
+    ray_local,
+) -> None:
+    """The session's Ray was started by `init_ray`: its log monitor (a child of this process) got
+    `LOCAL_LOG_MONITOR_ENV`, which the driver's own environment no longer holds."""
+    import os
+
+    import psutil
+
+    monitors = [p for p in psutil.Process().children(recursive=True) if "log_monitor" in " ".join(p.cmdline())]
+    assert len(monitors) == 1
+    env = monitors[0].environ()
+    assert {k: env.get(k) for k in LOCAL_LOG_MONITOR_ENV} == {
+        "LOG_NAME_UPDATE_INTERVAL_S": "10", "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0",
+    }
+    assert not set(LOCAL_LOG_MONITOR_ENV) & set(os.environ)

@@ -1,0 +1,109 @@
+"""What a local Ray's own processes cost while it sits idle, after it has run many actors.
+
+A sweep's local Ray (and the test suite's session cluster) runs a vendor actor per account per
+sweep; each leaves two log files in the session's logs folder. Ray's log monitor re-lists that
+folder ten times a second while it holds fewer than 1,000 files, so an idle Ray costs more the more
+it has run. `jobs.startup.init_ray` starts a local Ray with `LOCAL_LOG_MONITOR_ENV` (the folder
+listed every 10 s); `--ray-defaults` starts it with Ray's settings for the comparison.
+
+    .venv/bin/python benchmarks/local_ray_idle.py [--actors 100] [--idle-s 30] [--ray-defaults]
+        [--out benchmarks/results/local_ray_idle.json]   # merges one row per setting
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+import ray  # noqa: E402
+
+from jobs import startup  # noqa: E402
+
+
+@ray.remote(num_cpus=0)
+class _Actor:
+    def ping(self) -> int:
+        return 1
+
+
+def _kind(cmdline: str) -> str:
+    for needle, kind in (("log_monitor", "log monitor"), ("raylet", "raylet"), ("gcs_server", "gcs"),
+                         ("DashboardAgent", "dashboard agent"), ("dashboard/agent", "dashboard agent"),
+                         ("RuntimeEnvAgent", "runtime-env agent"), ("runtime_env", "runtime-env agent"),
+                         ("monitor.py", "autoscaler monitor")):
+        if needle in cmdline:
+            return kind
+    return "other"
+
+
+def _cpu_by_kind() -> dict[str, float]:
+    out: dict[str, float] = {}
+    for p in psutil.Process().children(recursive=True):
+        try:
+            t = p.cpu_times()
+            kind = _kind(" ".join(p.cmdline()))
+            out[kind] = out.get(kind, 0.0) + t.user + t.system
+        except psutil.Error:
+            continue
+    return out
+
+
+def measure(actors: int, idle_s: float, ray_defaults: bool) -> dict[str, Any]:
+    if ray_defaults:
+        startup.LOCAL_LOG_MONITOR_ENV.clear()
+    startup.init_ray("local", {})
+    try:
+        for start in range(0, actors, 25):  # waves of 25, each killed: the files stay, as after sweeps
+            wave = [_Actor.remote() for _ in range(min(25, actors - start))]  # type: ignore[attr-defined]
+            ray.get([a.ping.remote() for a in wave])
+            for a in wave:
+                ray.kill(a)
+        node = ray._private.worker._global_node
+        assert node is not None
+        log_files = len(os.listdir(node.get_logs_dir_path()))
+        time.sleep(3)  # the killed actors' processes gone
+        before = _cpu_by_kind()
+        time.sleep(idle_s)
+        after = _cpu_by_kind()
+    finally:
+        ray.shutdown()
+    per_30 = {k: round((after.get(k, 0.0) - before.get(k, 0.0)) * 30 / idle_s, 3) for k in after}
+    return {
+        "setting": "ray defaults" if ray_defaults else "tribunal (LOCAL_LOG_MONITOR_ENV)",
+        "actors_run": actors,
+        "log_files": log_files,
+        "idle_s": idle_s,
+        "cpu_s_per_30s_by_process": per_30,
+        "cpu_s_per_30s": round(sum(per_30.values()), 3),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--actors", type=int, default=100)
+    ap.add_argument("--idle-s", type=float, default=30.0)
+    ap.add_argument("--ray-defaults", action="store_true", help="Ray's own log-monitor settings")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "local_ray_idle.json"))
+    a = ap.parse_args()
+    row = measure(a.actors, a.idle_s, a.ray_defaults)
+    print(json.dumps(row, indent=2))
+    out = Path(a.out)
+    doc: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {"benchmark": "local_ray_idle", "rows": []}
+    doc["command"] = "python benchmarks/local_ray_idle.py && python benchmarks/local_ray_idle.py --ray-defaults"
+    doc["rows"] = [r for r in doc["rows"] if r["setting"] != row["setting"]] + [row]
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
