@@ -3,6 +3,10 @@
 Why one engine: the three wire protocols differ only in how a request is parsed and how the
 outcome is rendered. Deciding the outcome (and counting it) in one place makes the emulators agree
 with each other, so an adapter bug cannot hide behind an emulator quirk.
+
+Why one module: admission against the limits, the scripted or random behaviour, the latency a
+request sleeps out and the counters all act on one request's state in one order, which the stats
+must reflect exactly (each request counted once, by how it was answered, and open until then).
 """
 
 from __future__ import annotations
