@@ -25,13 +25,19 @@ def test_a_local_ray_is_started_without_prestarted_idle_workers(ray_local) -> No
 def test_a_local_rays_log_monitor_lists_the_logs_every_10_s_and_the_drivers_environment_is_left_as_it_was(
     ray_local,
 ) -> None:
-    """The session's Ray was started by `init_ray`: its log monitor (a child of this process) got
-    `LOCAL_LOG_MONITOR_ENV`, which the driver's own environment no longer holds."""
+    """The session's Ray was started by `init_ray`: its log monitor (a child of this process, named
+    by its session folder) got `LOCAL_LOG_MONITOR_ENV`, which the driver's own environment no
+    longer holds."""
     import os
 
     import psutil
+    import ray._private.worker as ray_worker
 
-    monitors = [p for p in psutil.Process().children(recursive=True) if "log_monitor" in " ".join(p.cmdline())]
+    node = ray_worker._global_node
+    assert node is not None
+    ours = f"--session-dir={node.get_session_dir_path()} "
+    monitors = [p for p in psutil.Process().children(recursive=True)
+                if "log_monitor" in (cmd := " ".join(p.cmdline()) + " ") and ours in cmd]
     assert len(monitors) == 1
     env = monitors[0].environ()
     assert {k: env.get(k) for k in LOCAL_LOG_MONITOR_ENV} == {
