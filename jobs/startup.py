@@ -51,10 +51,11 @@ The log monitor streams the workers' output to the drivers; a sweep turns that o
 (`log_to_driver=False`), but `ray.init` cannot leave the monitor out, and below 1,000 files it
 re-lists the logs folder ten times a second, a folder that gains two files per worker (every
 actor of every sweep a local Ray has run). Measured with `python benchmarks/local_ray_idle.py`: an
-idle local Ray that has run 100 actors, log monitor 0.65 CPU-s per 30 s with Ray's settings, 0.15
-with these; over the test suite's two session clusters the monitors took ~50 CPU-s. The log monitor
-reads them from its environment, which it inherits from the driver starting Ray: they are set
-only for the start (`_local_start_env`), and never over a value the operator set."""
+idle local Ray that has run 100 actors, log monitor 0.64-0.65 CPU-s per 30 s with Ray's settings,
+0.14-0.23 with these; over the test suite's two session clusters the monitors took ~50 CPU-s. The
+log monitor reads them from its environment, which it inherits from the driver starting Ray: they
+are in the driver's environment only during the start (`_local_start_env`), never over a value the
+operator set (the processes Ray starts then keep them; only the log monitor reads them)."""
 
 
 @contextlib.contextmanager
