@@ -1,9 +1,9 @@
 """What a local Ray's own processes cost while it sits idle, after it has run many actors.
 
 A sweep's local Ray (and the test suite's session cluster) runs a vendor actor per account per
-sweep; each leaves two log files in the session's logs folder. Ray's log monitor re-lists that
-folder ten times a second while it holds fewer than 1,000 files, so an idle Ray costs more the more
-it has run. `jobs.startup.init_ray` starts a local Ray with `LOCAL_LOG_MONITOR_ENV` (the folder
+sweep; each writes two log files in the session's logs folder. Ray's log monitor re-lists that
+folder ten times a second while it holds fewer than 1,000 files, although a sweep streams no log
+to its driver. `jobs.startup.init_ray` starts a local Ray with `LOCAL_LOG_MONITOR_ENV` (the folder
 listed every 10 s); `--ray-defaults` starts it with Ray's settings for the comparison.
 
     .venv/bin/python benchmarks/local_ray_idle.py [--actors 100] [--idle-s 30] [--ray-defaults]

@@ -49,8 +49,8 @@ LOCAL_LOG_MONITOR_ENV: dict[str, str] = {"LOG_NAME_UPDATE_INTERVAL_S": "10", "RA
 
 The log monitor streams the workers' output to the drivers; a sweep turns that off
 (`log_to_driver=False`), but `ray.init` cannot leave the monitor out, and below 1,000 files it
-re-lists the logs folder ten times a second, a folder that gains two files per worker (every
-actor of every sweep a local Ray has run). Measured with `python benchmarks/local_ray_idle.py`: an
+re-lists the logs folder ten times a second (two files per worker process; a dead worker's are
+moved aside once the monitor has seen them). Measured with `python benchmarks/local_ray_idle.py`: an
 idle local Ray that has run 100 actors, log monitor 0.64-0.65 CPU-s per 30 s with Ray's settings,
 0.14-0.23 with these; over the test suite's two session clusters the monitors took ~50 CPU-s. The
 log monitor reads them from its environment, which it inherits from the driver starting Ray: they
