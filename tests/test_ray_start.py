@@ -18,9 +18,20 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = textwrap.dedent(
     """
-    import time
     import ray._private.services as services
-    from tests.ray_start import STARTUP_DEADLINE_S, start_cluster
+    import tests.ray_start as ray_start
+
+    noticed = []  # the processes the patient start saw exit (and so retried the start)
+    check = ray_start._raise_if_exited
+
+    def noting(node, process_type, before):
+        try:
+            check(node, process_type, before)
+        except ray_start.RayletExited:
+            noticed.append(process_type)
+            raise
+
+    ray_start._raise_if_exited = noting
 
     real = services.start_gcs_server
     killed = []
@@ -34,11 +45,9 @@ SCRIPT = textwrap.dedent(
         return info
 
     services.start_gcs_server = the_first_gcs_dies
-    t0 = time.monotonic()
-    cluster, _ = start_cluster({"num_cpus": 0}, [])
-    took = time.monotonic() - t0
+    cluster, _ = ray_start.start_cluster({"num_cpus": 0}, [])
     cluster.shutdown()
-    print("RESULT", len(killed), took < STARTUP_DEADLINE_S)
+    print("RESULT", len(killed), noticed)
     """
 )
 
@@ -53,5 +62,6 @@ def test_a_head_whose_gcs_exited_at_start_is_started_again_without_waiting_out_t
                               timeout=PROGRESS_DEADLINE_S)  # a hang guard
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     assert lines, proc.stderr[-3000:]
-    # one GCS killed, the cluster started anyway, sooner than the port wait's deadline
-    assert lines[-1] == "RESULT 1 True", proc.stdout[-2000:] + proc.stderr[-2000:]
+    # one GCS killed, its exit seen during the port wait (not the wait's deadline: the code before
+    # waited 240 s and failed with Ray's "Timed out waiting for file"), the cluster started anyway
+    assert lines[-1] == "RESULT 1 ['gcs_server']", proc.stdout[-2000:] + proc.stderr[-2000:]
