@@ -23,6 +23,8 @@ A system's time is its traffic span over the vendors it drives (process start-up
 OCR are left out, for every system alike; process wall time is recorded too), and its ratio is
 against Tribunal's span over the same vendors. Failed / missing results are what each system
 reports for its own calls (for Tribunal, "missing" counts submissions left incomplete). The load average is recorded: the machine is shared.
+For Tribunal, `whole_run` also gives each vendor's use of its limit from the end of the preflight
+to its last answer, and the start-up before it apart (`whole_run`).
 
     python benchmarks/peers.py [--rpm 600] [--latency 1] [--systems tribunal,inspect,inspect-tuned,raydata,raydata-tuned]
         [--inspect-connections 40] [--ray-concurrency 10 --ray-qps 1 --ray-retries 8 --ray-batch-size 8]
@@ -144,6 +146,34 @@ def traffic(emus: EmulatorThread, vendors: tuple[str, ...], rpm: int) -> dict[st
     }
 
 
+def whole_run(emus: EmulatorThread, rpm: int, started: float) -> dict[str, Any]:
+    """Tribunal's use of each vendor's limit over the whole run (issue 23, item 3).
+
+    The run is timed from the end of its preflight (the last preflight answer, on any vendor: no
+    grading call may go out before every preflight has passed) to the vendor's last answer;
+    what comes before — process, Ray and actor start, the preflight — is start-up, reported apart
+    (`startup_s`, from the command's start). Use is the vendor's grading requests admitted ÷ what
+    its limit admits in that time (a full bucket plus its refill). The binding vendor is the one
+    whose last answer came last."""
+    recs = {v: emus.requests(v) for v in ("openai", "anthropic", "xai")}  # type: ignore[arg-type]
+    preflights = [r for rs in recs.values() for r in rs if r.schema_name == "PreflightAnswer"]
+    start = max((r.finished_monotonic or r.received_monotonic) for r in preflights) if preflights else started
+    per: dict[str, Any] = {}
+    for vendor, rs in recs.items():
+        grading = [r for r in rs if r.schema_name != "PreflightAnswer" and r.outcome != Outcome.RATE_LIMITED]
+        if not grading:
+            continue
+        first = min(r.received_monotonic for r in grading)
+        end = max(r.finished_monotonic or r.received_monotonic for r in grading)
+        span = end - start
+        allowed = max(rpm / 60.0 * VENDOR_BURST_S[vendor], 1.0) + rpm / 60.0 * span
+        per[vendor] = {"requests": len(grading), "span_s": round(span, 2),
+                       "idle_before_first_s": round(first - start, 2), "use_of_limit": round(len(grading) / allowed, 3)}
+    binding = max(per, key=lambda v: per[v]["span_s"])
+    return {"startup_s": round(start - started, 2), "binding": binding, "binding_use": per[binding]["use_of_limit"],
+            "per_vendor": per}
+
+
 def export_workload(emus: EmulatorThread, path: Path) -> int:
     """Every call the emulators answered (one per logical call: 429-ed attempts are left out)."""
     rows = []
@@ -178,7 +208,8 @@ def run_tribunal(emus: EmulatorThread, rpm: int, work: Path) -> dict[str, Any]:
     t0 = time.monotonic()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     wall = time.monotonic() - t0
-    out: dict[str, Any] = {"process_wall_s": round(wall, 1), "exit_code": proc.returncode}
+    out: dict[str, Any] = {"process_wall_s": round(wall, 1), "exit_code": proc.returncode,
+                           "whole_run": whole_run(emus, rpm, t0)}
     success = work / "runs" / "peers" / "_SUCCESS.json"
     if proc.returncode not in (0, 3) or not success.exists():
         raise SystemExit(f"tribunal sweep failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
@@ -353,6 +384,10 @@ def main() -> None:
             print(f"{system:14} span {t['span_s']:7.1f}s  admitted {t['admitted']:5}  429s {t['server_429s']:5}  "
                   f"answered {row.get('answered')}  failed {row.get('failed')}  missing {row.get('missing')}  "
                   f"process {row['process_wall_s']}s", flush=True)
+            if "whole_run" in row:
+                w = row["whole_run"]
+                print(f"{'':14} whole run: {w['binding']} (binding) at {w['binding_use']:.3f} of its limit after "
+                      f"{w['startup_s']:.1f}s of start-up", flush=True)
     base = results.get("tribunal", {})
     for system, row in results.items():
         if system == "tribunal":

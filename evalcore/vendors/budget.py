@@ -30,14 +30,20 @@ get a fraction of the account's limits each (`VendorConfig.account_fraction`, co
 configuration from `budget_share`): the sum of token-bucket-constrained flows is constrained by
 the sum of the buckets, so together they stay within the account's limit.
 
-Waiting is on an event with a timeout (no busy wait), FIFO through a lock so a large request is
-not starved by small ones. The pure bookkeeping (`_BucketLedger`, `_Ledger`) takes `now`
+Waiting is on an event with a timeout (no busy wait), one call at a time through a queue of turns
+(`_Turns`) so a large request is not starved by small ones. Turns go by the call's purpose
+(`PURPOSE_ORDER`: a preflight, then a submission's audit calls, then rubric calls), first come
+first served within one purpose: an audit call never waits behind rubric calls queued after the
+rubric answers it follows, so a sweep does not end with its binding account idle while the last
+submissions' audits wait their turn. The pure bookkeeping (`_BucketLedger`, `_Ledger`) takes `now`
 explicitly, so tests drive it with a fake clock.
 """
 
 from __future__ import annotations
 
 import asyncio
+import heapq
+import itertools
 import math
 import time
 from collections import deque
@@ -63,6 +69,49 @@ VENDOR_BURST_S: dict[str, float] = {"openai": 1.0, "anthropic": 60.0, "xai": 60.
 ARRIVAL_S = 0.5
 
 Algorithm = Literal["token_bucket", "sliding_window"]
+
+#: The order in which calls waiting on one budget get their turn (lowest first; `JudgeRequest.purpose`).
+#: A preflight gates the whole sweep. Then the audit: a verify call finishes its submission, a
+#: detect call opens its verify calls, and both only exist once a submission's rubric answers are
+#: in, so sending them first keeps each submission's chain short and leaves the rubric calls (none
+#: of which waits on another call) to fill the account to the end of the run.
+PURPOSE_ORDER: dict[str, int] = {"preflight": 0, "verify": 1, "detect": 2, "rubric": 3}
+
+
+class _Turns:
+    """Like `asyncio.Lock`, but a released turn goes to the waiter with the lowest (order, arrival).
+
+    One instance per event loop (its futures belong to it). A cancelled waiter leaves the queue;
+    a waiter cancelled just after it was given the turn passes it on."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._queue: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._arrivals = itertools.count()
+
+    def locked(self) -> bool:
+        return self._held
+
+    async def acquire(self, order: int) -> None:
+        if not self._held:
+            self._held = True
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._queue, (order, next(self._arrivals), fut))
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # the turn was handed over: pass it on
+                self.release()
+            raise
+
+    def release(self) -> None:
+        while self._queue:
+            fut = heapq.heappop(self._queue)[2]
+            if not fut.done():  # skip the cancelled
+                fut.set_result(None)
+                return
+        self._held = False
 
 
 class _LedgerLike(Protocol):
@@ -423,7 +472,7 @@ class RateBudget:
             self._ledger = _Ledger(rpm, tpm, window_s, pace, clock())
         self.stats = BudgetStats()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = asyncio.Lock()
+        self._turns = _Turns()
         self._changed = asyncio.Event()
 
     @classmethod
@@ -457,22 +506,24 @@ class RateBudget:
             f"safety={self.safety}, window_s={self.window_s}, algorithm={self.algorithm})"
         )
 
-    def _primitives(self) -> tuple[asyncio.Lock, asyncio.Event]:
+    def _primitives(self) -> tuple[_Turns, asyncio.Event]:
         # asyncio primitives belong to one loop; a budget reused under a new asyncio.run() gets
         # fresh ones (its bookkeeping carries over, which is what a vendor's server sees too).
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
             self._loop = loop
-            self._lock = asyncio.Lock()
+            self._turns = _Turns()
             self._changed = asyncio.Event()
-        return self._lock, self._changed
+        return self._turns, self._changed
 
-    async def acquire(self, estimated_tokens: int) -> Reservation:
-        """Wait (FIFO, no busy wait) until a request of this size fits, and take its slot."""
+    async def acquire(self, estimated_tokens: int, purpose: str = "rubric") -> Reservation:
+        """Wait (no busy wait) until a request of this size fits, and take its slot; calls waiting
+        get their turns by `purpose` (`PURPOSE_ORDER`), in arrival order within one purpose."""
         tokens = max(int(estimated_tokens), 0)
-        lock, changed = self._primitives()
-        queued = lock.locked()  # another call is being served first: this one waits its turn
-        async with lock:
+        turns, changed = self._primitives()
+        queued = turns.locked()  # another call is being served first: this one waits its turn
+        await turns.acquire(PURPOSE_ORDER.get(purpose, PURPOSE_ORDER["rubric"]))
+        try:
             first = True
             while True:
                 wait = self._ledger.wait_s(self._clock(), tokens)
@@ -492,6 +543,8 @@ class RateBudget:
                         await changed.wait()
                 except TimeoutError:
                     pass
+        finally:
+            turns.release()
 
     def _settle(self, rid: int, actual_tokens: int | None) -> None:
         self._ledger.settle(rid, self._clock(), actual_tokens)

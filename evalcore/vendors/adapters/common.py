@@ -359,7 +359,7 @@ class AdapterBase(ABC, Generic[C]):
             try:
                 if self.budget is not None:
                     with wire.waiting_on_budget() as at_budget:
-                        reservation: Reservation | None = await self.budget.acquire(estimate)
+                        reservation: Reservation | None = await self.budget.acquire(estimate, request.purpose)
                         at_budget.waited = reservation is not None and reservation.waited
                 else:
                     reservation = None

@@ -162,6 +162,45 @@ async def test_acquire_is_fifo_so_a_large_request_is_not_starved() -> None:
     assert order[0] == "big"
 
 
+async def test_waiting_calls_get_their_turns_preflight_then_audit_then_rubric_first_come_first_served_within_each() -> None:
+    budget = RateBudget(1000, 1000, safety=1.0, window_s=0.05, burst_s=1.0, algorithm="sliding_window")
+    held = await budget.acquire(900)
+    order: list[str] = []
+
+    async def take(name: str, purpose: str, tokens: int = 50) -> None:
+        r = await budget.acquire(tokens, purpose)
+        order.append(name)
+        r.settle(tokens)
+
+    # the first waiter holds the turn while the budget is full; the rest queue behind it
+    calls = [asyncio.ensure_future(take("rubric-holding", "rubric", 500))]
+    await asyncio.sleep(0)
+    for name, purpose in [("rubric-a", "rubric"), ("detect-a", "detect"), ("rubric-b", "rubric"),
+                          ("verify-a", "verify"), ("detect-b", "detect"), ("preflight", "preflight")]:
+        calls.append(asyncio.ensure_future(take(name, purpose)))
+        await asyncio.sleep(0)
+    held.settle(900)
+    await asyncio.wait_for(asyncio.gather(*calls), 5)
+    assert order == ["rubric-holding", "preflight", "verify-a", "detect-a", "detect-b", "rubric-a", "rubric-b"]
+
+
+async def test_a_waiting_call_cancelled_in_the_queue_or_holding_the_turn_never_blocks_the_calls_after_it() -> None:
+    budget = RateBudget(1000, 1000, safety=1.0, window_s=0.05, burst_s=1.0, algorithm="sliding_window")
+    held = await budget.acquire(900)
+    holding = asyncio.ensure_future(budget.acquire(500, "rubric"))  # holds the turn, waiting for tokens
+    await asyncio.sleep(0)
+    queued = asyncio.ensure_future(budget.acquire(50, "detect"))
+    last = asyncio.ensure_future(budget.acquire(50, "rubric"))
+    await asyncio.sleep(0)
+    queued.cancel()
+    holding.cancel()
+    await asyncio.sleep(0)
+    assert queued.cancelled() and holding.cancelled()
+    held.settle(900)
+    (await asyncio.wait_for(last, 5)).settle(50)
+    assert budget.stats.granted == 2  # the first call and the last: nothing was granted to a cancelled one
+
+
 async def test_waiting_does_not_busy_loop() -> None:
     budget = RateBudget(1, 10**6, safety=1.0, window_s=0.2, burst_s=1.0, algorithm="sliding_window")
     calls = 0
