@@ -137,6 +137,7 @@ class VendorActor:
         detach: bool = False,
         shards: int = 1,
         siblings: list[str] | None = None,
+        gated: bool = False,
     ) -> None:
         cfgs = [VendorConfig.model_validate(c) for c in (cfg if isinstance(cfg, list) else [cfg])]
         self.entries = {c.name: _Entry(c) for c in cfgs}  # the entries of one account
@@ -156,6 +157,14 @@ class VendorActor:
         self.budget: RateBudget | None = None  # the account's one budget, once the clients exist
         self.started = time.time()
         self.metrics = VendorMetrics(run_id, list(self.entries))  # Ray metrics (jobs/metrics.py)
+        # `gated`: grading calls wait here until the driver says the preflight passed (`open_gate`).
+        # Why here: the sweep sends its first shards before the preflight, so their workers start,
+        # their indexes are built and their prompts made while it is on the wire, and their calls
+        # go out the moment it has passed. An actor restarted by Ray (a crash mid-sweep) opens at
+        # once: the driver opens a gate only once.
+        self._gate = asyncio.Event()
+        if not gated or ray.get_runtime_context().was_current_actor_reconstructed:
+            self._gate.set()
 
     def _entry(self, name: str | None) -> _Entry:
         """The entry a call names (None: the only or first one, for single-entry callers)."""
@@ -209,8 +218,10 @@ class VendorActor:
         self, requests: list[JudgeRequest], schema: type[T], entry: str | None = None
     ) -> list[JudgeReply[T] | VendorError]:
         """The requests of one coalesced call of entry `entry` (`RemoteVendor`); replies in order,
-        failures in place."""
+        failures in place. Grading calls wait for the gate (`open_gate`); a preflight does not."""
         vendor = await self._vendor(entry)
+        if not self._gate.is_set() and any(r.purpose != "preflight" for r in requests):
+            await self._gate.wait()
         results = await vendor.complete_many(requests, schema)
         if self._telling:  # a 429 of ours has reached the account's other actors before we answer
             await asyncio.gather(*list(self._telling), return_exceptions=True)
@@ -278,6 +289,10 @@ class VendorActor:
                                              for x in self.entries.values()))
         return {**e.stats, **{f"batch_{k}": float(v) for k, v in batch.items()}, **shard, **wire,
                 "uptime_s": time.time() - self.started}
+
+    async def open_gate(self) -> None:
+        """The sweep's preflight passed: the grading calls held here (`gated`) go out."""
+        self._gate.set()
 
     async def close(self) -> None:
         """Close the SDK clients."""

@@ -107,8 +107,9 @@ def start_actors(
     cannot carry: `jobs/vendor_pool.py`), named per run so a driver restart finds them.
 
     In batch mode each actor also gets the batch settings: it queues its vendor's requests into
-    batches journalled in the run folder (`stored_runs[0]`)."""
-    return vendor_pool.start_pools(config, run_id, stored_runs, ledger, detach)
+    batches journalled in the run folder (`stored_runs[0]`). They hold grading calls until the
+    preflight passed (`vendor_pool.open_gates`)."""
+    return vendor_pool.start_pools(config, run_id, stored_runs, ledger, detach, gated=True)
 
 
 def preflight_through_actors(

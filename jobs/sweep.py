@@ -11,8 +11,9 @@ Shape of a run (`run_sweep` is this list, one named step each):
    total, records the rejections, and spools the shards the grading loop sends;
 4. one `VendorActor` per vendor account, serving every entry on it (judges + auditor; the OpenAI
    judge and the auditor share one; N for an account one actor cannot carry,
-   `jobs/vendor_pool.py`), a preflight call through each entry before the first shard
-   (`jobs.startup`);
+   `jobs/vendor_pool.py`), and a preflight call through each entry (`jobs.startup`) once the
+   first window of shards is sent: their calls wait in the actors until it passed
+   (`_ShardLoop.preflight_once`);
 5. the stream is cut into fixed shards (by position, so a resumed run cuts the same shards);
    shards whose submissions are all done are skipped; the rest go to `grade_shard` tasks
    (`jobs.shard_work`), at most `max_in_flight` at a time (`jobs.in_flight`: memory stays flat
@@ -31,9 +32,8 @@ The names the CLI, tests and benchmarks import from here (`SweepOptions`, `Sweep
 
 from __future__ import annotations
 
-import itertools
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -238,7 +238,7 @@ class _ShardLoop:
     metrics: SweepMetrics | None = None
     """The driver's Ray metrics (`jobs.metrics`): recorded at each collect, as the live view is."""
     needs_preflight: bool = field(default=True)
-    """Done lazily, before the first shard sent: a finished run sends no call at all."""
+    """Done lazily, once the first shards are sent: a finished run sends no call at all."""
     storage_error: StorageError | None = None
     """The first shard that could not be stored: no new shard is sent (its calls would be paid for
     rows that cannot be written), and the sweep ends resumable (`RunStorageFailed`)."""
@@ -248,10 +248,24 @@ class _ShardLoop:
         return self.interrupt.requested or self.watch.capped() or self.storage_error is not None
 
     def preflight_once(self) -> None:
-        if self.needs_preflight:
-            rows = preflight_through_actors(self.opts.config, self.actors, self.run.run_uri, self.run.run_id,
-                                            self.summary.attempt)
+        """The preflight, once the first window of shards was sent (their calls wait in the actors
+        until it passed: `VendorActor.open_gate`).
+
+        Why then: the shards' workers start, their grounding indexes are built and their prompts
+        made while the preflight is on the wire, so their calls go out as soon as it has passed.
+        Sent after it, they left the sweep's binding account idle ~2 s between its preflight and
+        its first grading call (measured on the sample through `benchmarks/peers.py`). A failed
+        preflight raises here, the gates stay shut and the shards are cancelled: no grading call
+        is sent. A sweep with nothing to grade sends no shard and no preflight."""
+        if self.needs_preflight and len(self.window):
+            try:
+                rows = preflight_through_actors(self.opts.config, self.actors, self.run.run_uri, self.run.run_id,
+                                                self.summary.attempt)
+            except BaseException:
+                self.window.cancel()
+                raise
             self.summary.add_calls(CallCounts.of(rows, self.summary.started_at))
+            vendor_pool.open_gates(self.actors)
             self.needs_preflight = False
 
     def submit(self, shard: SpooledShard) -> None:
@@ -266,9 +280,11 @@ class _ShardLoop:
         self.window.add(ref, ids)
 
     def collect(self, block: bool) -> None:
-        """Count the finished shards into the summary and refresh the live view."""
+        """Count the finished shards into the summary and refresh the live view (after the
+        preflight: the shards in the window wait on it)."""
         if not len(self.window):
             return
+        self.preflight_once()
         for ids, res in self.window.finished(block):
             if isinstance(res, Exception):
                 self.failed_shard(ids, res)
@@ -304,28 +320,6 @@ class _ShardLoop:
                                 rates=self.progress.rates if self.progress is not None else None)
 
 
-def indexes_ahead(shards: Iterable[SpooledShard], indexes: SourceIndexes, window: int) -> Iterator[SpooledShard]:
-    """The shards, in order; at the first one with something to grade, the grounding indexes of
-    the first `window` shards are started before it is yielded.
-
-    Why: the preflight comes just before that first shard is sent, and its answers are what lets
-    the sweep's first grading call go out. Built only when each shard is sent, the indexes (task
-    workers started, then the builds) began after the preflight had passed, and the binding
-    account sat idle ~2 s between its preflight and its first rubric call (measured on the sample
-    through `benchmarks/peers.py`). Started here, they are built while the preflight is on the
-    wire. A run with nothing left to grade builds none.
-    """
-    it = iter(shards)
-    for shard in it:
-        if shard.pending:
-            first = [shard, *itertools.islice(it, max(window, 1) - 1)]
-            indexes.refs(s.task_id for sh in first for s in sh.pending)
-            yield from first
-            yield from it
-            return
-        yield shard
-
-
 def grade_shards(
     opts: SweepOptions,
     run: OpenedRun,
@@ -354,13 +348,12 @@ def grade_shards(
                                phase="submitting batches" if opts.detach else "grading") as progress:
                 progress.cost_text = watch.progress_text
                 loop.progress = progress
-                for shard in indexes_ahead(shards, loop.source_indexes, opts.max_in_flight):
+                for shard in shards:
                     if loop.stopping():
                         break
                     summary.skipped_done += shard.done
                     if not shard.pending:
                         continue
-                    loop.preflight_once()
                     while window.full and not loop.stopping():
                         loop.collect(block=True)
                     if loop.stopping():

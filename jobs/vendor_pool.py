@@ -61,16 +61,18 @@ def actor_name(run_id: str, vendor: str, index: int, n: int) -> str:
 
 
 def start_pools(
-    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: str | None = None, detach: bool = False
+    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: str | None = None, detach: bool = False,
+    gated: bool = False,
 ) -> dict[str, VendorPool]:
     """N actors per vendor account (N = 1 for most; `actor_count`), spread over nodes; each entry's
-    pool holds its account's actors.
+    pool holds its account's actors; `gated`: they hold grading calls until `open_gates`.
 
     In batch mode each account has one actor (module doc)."""
     batch = config.batch.model_dump(mode="json") if config.batch.enabled else None
     pools: dict[str, VendorPool] = {}
     for members in group_by_account(config.vendors()):
-        handles = start_account(members, run_id, stored_runs, ledger, batch, detach, 1 if batch is not None else None)
+        handles = start_account(members, run_id, stored_runs, ledger, batch, detach, 1 if batch is not None else None,
+                                gated)
         pools.update({m.name: VendorPool(m.name, handles) for m in members})
     return {cfg.name: pools[cfg.name] for cfg in config.vendors()}
 
@@ -96,6 +98,7 @@ def start_account(
     batch: dict[str, Any] | None = None,
     detach: bool = False,
     n: int | None = None,
+    gated: bool = False,
 ) -> tuple[Any, ...]:
     """The actors of one account serving its entries `members`: `n`, or `actor_count` of the
     account's whole rate; more than one are spread over the nodes."""
@@ -111,7 +114,7 @@ def start_account(
             options["scheduling_strategy"] = NodeAffinitySchedulingStrategy(nodes[i % len(nodes)], soft=False)
         siblings = [other for other in names if other != name]  # told of a 429: the account is exhausted
         handles.append(VendorActor.options(**options).remote(  # type: ignore[attr-defined]
-            cfgs, run_id, stored_runs, ledger, batch, detach, n, siblings,
+            cfgs, run_id, stored_runs, ledger, batch, detach, n, siblings, gated,
         ))
     return tuple(handles)
 
@@ -197,6 +200,11 @@ def add_up(pools: dict[str, VendorPool], stats: list[dict[str, float]]) -> dict[
             total["actors"] = float(pool.size)
         out[name] = total
     return out
+
+
+def open_gates(pools: dict[str, VendorPool]) -> None:
+    """The sweep's preflight passed: every actor sends the grading calls it holds (`VendorActor.open_gate`)."""
+    ray.get([h.open_gate.remote() for h in handles(pools)])
 
 
 def handles(pools: dict[str, VendorPool]) -> Iterable[Any]:

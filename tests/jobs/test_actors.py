@@ -18,7 +18,7 @@ from evalcore.config.models import VendorConfig
 from evalcore.schema import CallRow, DetectionAnswer, RubricAnswer
 from evalcore.storage.store import write_shard
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest
-from jobs.actors import RemoteVendor, VendorActor
+from jobs.actors import RemoteVendor, VendorActor, pack_requests, unpack_replies
 
 pytestmark = pytest.mark.ray
 
@@ -117,3 +117,22 @@ def test_a_failed_actor_call_reaches_every_caller_of_the_coalesced_call(ray_loca
     results = asyncio.run(turn())
     assert remote.ray_calls == 1
     assert all(isinstance(r, ray.exceptions.RayActorError) for r in results), results
+
+
+def test_a_gated_actor_holds_grading_calls_until_opened_but_answers_a_preflight_at_once(ray_local: None) -> None:
+    from jobs.vendor_pool import VendorPool, open_gates
+
+    cfg = _zero_judge()
+    actor = VendorActor.remote(cfg.model_dump(mode="json"), "r", [], gated=True)  # type: ignore[attr-defined]
+    rubric = actor.complete_packed.remote(pack_requests([_request("held")]), RubricAnswer, cfg.name)
+    preflight = JudgeRequest(purpose="preflight", request_hash="p", system_prompt="s", shared_prefix="",
+                             varying_suffix="ping", schema_name="RubricAnswer")
+    # sent after the rubric call, answered while it is held
+    [answered] = unpack_replies(
+        ray.get(actor.complete_packed.remote(pack_requests([preflight]), RubricAnswer, cfg.name), timeout=60), RubricAnswer)
+    assert isinstance(answered, JudgeReply)
+    assert ray.wait([rubric], timeout=0)[0] == []
+    assert ray.get(actor.stats.remote(cfg.name), timeout=60)["requests"] == 1  # the preflight only
+    open_gates({cfg.name: VendorPool(cfg.name, (actor,))})
+    [reply] = unpack_replies(ray.get(rubric, timeout=60), RubricAnswer)
+    assert isinstance(reply, JudgeReply) and ray.get(actor.stats.remote(cfg.name), timeout=60)["requests"] == 2

@@ -481,10 +481,13 @@ def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_n
         with pytest.raises(PreflightError) as info:
             _sweep(cfg, str(tmp_path / "runs"), "preflight", root=small_sample)
         anthropic_requests = emus.requests("anthropic")
+        sent = {v: [r.schema_name for r in emus.requests(v)] for v in ("openai", "xai", "anthropic")}
     message = str(info.value)
     assert "anthropic (claude-opus-5.5)" in message and "fatal" in message and "401" in message
     assert sentinel not in message and sentinel[:12] not in message
     assert len(anthropic_requests) == 1  # fatal: never retried
+    # the first shards were sent before the preflight, waiting on its gate: not one grading call went out
+    assert sent == {"openai": ["PreflightAnswer"] * 2, "xai": ["PreflightAnswer"], "anthropic": ["PreflightAnswer"]}
     assert read_table(str(tmp_path / "runs" / "preflight"), "submissions").num_rows == 0
     # the preflight calls were made (and some paid): each has its row, the failure with its cause
     calls = read_table(str(tmp_path / "runs" / "preflight"), "calls")
