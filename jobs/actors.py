@@ -243,10 +243,13 @@ class VendorActor:
 
     async def complete_packed(
         self, packed: list[PackedRequest], schema: type[T], entry: str | None = None
-    ) -> list[PackedReply]:
+    ) -> tuple[list[PackedReply], bool]:
         """`complete_many` for `RemoteVendor`: requests and replies in their packed forms
-        (`pack_requests`, `pack_replies`)."""
-        return pack_replies(await self.complete_many(unpack_requests(packed), schema, entry))
+        (`pack_requests`, `pack_replies`), and whether the account is rate-bound — calls wait on
+        its budget now or did in the last `RATE_BOUND_S` (`RemoteVendor` then sends its large
+        callers apart: `OWN_CALL_REQUESTS`)."""
+        replies = pack_replies(await self.complete_many(unpack_requests(packed), schema, entry))
+        return replies, self.budget is not None and self.budget.waited_within(RATE_BOUND_S)
 
     def _tell_siblings(self, retry_after_s: float | None) -> None:
         """The account answered 429: its other actors pause too (a sibling not found is skipped)."""
@@ -348,6 +351,21 @@ def cap_state(handle: Any) -> CapState:
     return CapState.model_validate(ray.get(handle.state.remote()))
 
 
+RATE_BOUND_S = 10.0
+"""An account whose calls waited on its budget this recently counts as rate-bound (`complete_packed`)."""
+
+OWN_CALL_REQUESTS = 8
+"""While the actor's account is rate-bound (calls wait on its budget), a caller asking for this many
+requests at once (a submission's criteria after the warming call) gets an actor call of its own,
+so its replies come back when its own requests are answered. In one call with the shard's other
+submissions, each submission's audit waited for the whole shard's rubric answers, and the last
+shards' audits ran after every rubric call, with the binding account idle (measured on the sample
+through `benchmarks/peers.py`: whole-run use of the binding limit 0.968 -> 0.976). When nothing
+waits on the budget, the cores are what binds and every caller shares one call: one Ray call per
+submission raised a zero-work sweep's CPU per judge call from 0.33 to 0.41 ms
+(`benchmarks/orchestration_ceiling.py --n 1000 --modes zero --shard-size 32 --max-in-flight 4`)."""
+
+
 class RemoteVendor:
     """The `Vendor` protocol on top of a `VendorActor` handle (used inside grading workers).
 
@@ -372,6 +390,8 @@ class RemoteVendor:
         self._flushes: set[asyncio.Task[None]] = set()  # strong references: the loop keeps only weak ones
         self.ray_calls = 0
         """Actor calls sent (for tests and benchmarks: fewer than `complete_many` calls when coalesced)."""
+        self.rate_bound = False
+        """What the actor said with its last answer: calls of its account were waiting on its budget."""
 
     async def complete_many(self, requests: list[JudgeRequest], schema: type[T]) -> list[JudgeReply[T] | VendorError]:
         """Queue `requests` for the next coalesced actor call of this schema; their replies, in order."""
@@ -393,15 +413,25 @@ class RemoteVendor:
         task.add_done_callback(self._flushes.discard)
 
     async def _flush(self) -> None:
-        """Send what was queued in this turn of the loop: one actor call per schema."""
+        """Send what was queued in this turn of the loop: one actor call per schema, and, while the
+        actor said its account is rate-bound, one of its own for each caller with
+        `OWN_CALL_REQUESTS` requests or more."""
         waiting, self._waiting = self._waiting, {}
-        await asyncio.gather(*(self._send(schema, group) for schema, group in waiting.items()))
+        sends = []
+        for schema, group in waiting.items():
+            split = self.rate_bound
+            own = [g for g in group if split and len(g[0]) >= OWN_CALL_REQUESTS]
+            shared = [g for g in group if not (split and len(g[0]) >= OWN_CALL_REQUESTS)]
+            sends += [self._send(schema, [g]) for g in own]
+            if shared:
+                sends.append(self._send(schema, shared))
+        await asyncio.gather(*sends)
 
     async def _send(self, schema: type[Any], group: list[tuple[list[JudgeRequest], asyncio.Future[list[Any]]]]) -> None:
         batch = [r for requests, _ in group for r in requests]
         self.ray_calls += 1
         try:
-            packed = await self.handle.complete_packed.remote(pack_requests(batch), schema, self.name)
+            packed, self.rate_bound = await self.handle.complete_packed.remote(pack_requests(batch), schema, self.name)
             raw = unpack_replies(packed, schema)
         except BaseException as exc:  # the actor call failed as a whole: every caller sees it, as before
             for _, fut in group:

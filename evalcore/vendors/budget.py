@@ -474,6 +474,7 @@ class RateBudget:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._turns = _Turns()
         self._changed = asyncio.Event()
+        self._last_waited = -INF  # when a call last went out after waiting (`waited_within`)
 
     @classmethod
     def from_limits(
@@ -506,6 +507,15 @@ class RateBudget:
             f"safety={self.safety}, window_s={self.window_s}, algorithm={self.algorithm})"
         )
 
+    @property
+    def waiting(self) -> bool:
+        """A call is waiting for its turn or its slot now: the budget, not the caller, sets the pace."""
+        return self._turns.locked()
+
+    def waited_within(self, seconds: float) -> bool:
+        """A call is waiting now, or one was let through after waiting in the last `seconds`."""
+        return self.waiting or self._clock() - self._last_waited <= seconds
+
     def _primitives(self) -> tuple[_Turns, asyncio.Event]:
         # asyncio primitives belong to one loop; a budget reused under a new asyncio.run() gets
         # fresh ones (its bookkeeping carries over, which is what a vendor's server sees too).
@@ -530,6 +540,8 @@ class RateBudget:
                 if wait <= 0:
                     rid = self._ledger.grant(tokens)
                     self.stats.granted += 1
+                    if queued or not first:
+                        self._last_waited = self._clock()
                     return Reservation(self, rid, tokens, waited=queued or not first)
                 if first:
                     self.stats.waited += 1

@@ -18,7 +18,7 @@ from evalcore.config.models import VendorConfig
 from evalcore.schema import CallRow, DetectionAnswer, RubricAnswer
 from evalcore.storage.store import write_shard
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest
-from jobs.actors import RemoteVendor, VendorActor, pack_requests, unpack_replies
+from jobs.actors import OWN_CALL_REQUESTS, RemoteVendor, VendorActor, pack_requests, unpack_replies
 
 pytestmark = pytest.mark.ray
 
@@ -68,6 +68,32 @@ def test_requests_of_one_loop_turn_travel_as_one_actor_call_per_schema_and_each_
         assert (stats["requests"], stats["reused_calls"], stats["paid_calls"]) == (24, 21, 3)
         asyncio.run(remote.complete_many([_request("later")], RubricAnswer))  # a later turn: a new call
         assert remote.ray_calls == 3
+    finally:
+        ray.kill(actor)
+
+
+def test_while_the_account_is_rate_bound_a_caller_with_many_requests_gets_its_own_actor_call_and_small_ones_share(
+    ray_local: None, tmp_path: Path
+) -> None:
+    cfg = _zero_judge()
+    callers = [[f"c{i}-r{j}" for j in range(n)] for i, n in enumerate([OWN_CALL_REQUESTS, OWN_CALL_REQUESTS + 4, 1, 2])]
+    run = _stored_run(tmp_path, cfg, [h for hs in callers for h in hs])
+    actor = VendorActor.remote(cfg.model_dump(mode="json"), "r", [run])  # type: ignore[attr-defined]
+    remote = RemoteVendor(actor, cfg)
+
+    async def turn() -> list[list[JudgeReply[RubricAnswer] | object]]:
+        return list(await asyncio.gather(*(remote.complete_many([_request(h) for h in hs], RubricAnswer) for hs in callers)))
+
+    try:
+        assert not remote.rate_bound
+        asyncio.run(turn())
+        assert remote.ray_calls == 1  # not rate-bound (the zero adapter has no budget): one shared call
+        assert not remote.rate_bound
+        remote.rate_bound = True  # as an actor whose budget has calls waiting says with its answer
+        replies = asyncio.run(turn())
+        assert remote.ray_calls == 1 + 3  # the two large callers apart, the two small ones together
+        for hs, got in zip(callers, replies, strict=True):
+            assert [r.output.reasoning for r in got] == [f"answer to {h}" for h in hs]  # type: ignore[attr-defined]
     finally:
         ray.kill(actor)
 
@@ -125,14 +151,14 @@ def test_a_gated_actor_holds_grading_calls_until_opened_but_answers_a_preflight_
     cfg = _zero_judge()
     actor = VendorActor.remote(cfg.model_dump(mode="json"), "r", [], gated=True)  # type: ignore[attr-defined]
     rubric = actor.complete_packed.remote(pack_requests([_request("held")]), RubricAnswer, cfg.name)
+    unpack = lambda answer: unpack_replies(answer[0], RubricAnswer)  # noqa: E731
     preflight = JudgeRequest(purpose="preflight", request_hash="p", system_prompt="s", shared_prefix="",
                              varying_suffix="ping", schema_name="RubricAnswer")
     # sent after the rubric call, answered while it is held
-    [answered] = unpack_replies(
-        ray.get(actor.complete_packed.remote(pack_requests([preflight]), RubricAnswer, cfg.name), timeout=60), RubricAnswer)
+    [answered] = unpack(ray.get(actor.complete_packed.remote(pack_requests([preflight]), RubricAnswer, cfg.name), timeout=60))
     assert isinstance(answered, JudgeReply)
     assert ray.wait([rubric], timeout=0)[0] == []
     assert ray.get(actor.stats.remote(cfg.name), timeout=60)["requests"] == 1  # the preflight only
     open_gates({cfg.name: VendorPool(cfg.name, (actor,))})
-    [reply] = unpack_replies(ray.get(rubric, timeout=60), RubricAnswer)
+    [reply] = unpack(ray.get(rubric, timeout=60))
     assert isinstance(reply, JudgeReply) and ray.get(actor.stats.remote(cfg.name), timeout=60)["requests"] == 2

@@ -201,6 +201,20 @@ async def test_a_waiting_call_cancelled_in_the_queue_or_holding_the_turn_never_b
     assert budget.stats.granted == 2  # the first call and the last: nothing was granted to a cancelled one
 
 
+async def test_a_budget_says_it_is_waited_on_while_a_call_waits_and_that_one_did_after_it_went() -> None:
+    budget = RateBudget(1000, 1000, safety=1.0, window_s=0.05, burst_s=1.0, algorithm="sliding_window")
+    held = await budget.acquire(900)
+    assert not budget.waiting  # granted at once: nobody waits
+    waiting = asyncio.ensure_future(budget.acquire(500))
+    await asyncio.sleep(0)
+    assert budget.waiting
+    held.settle(900)
+    (await asyncio.wait_for(waiting, 5)).settle(500)
+    assert not budget.waiting
+    assert budget.waited_within(60.0)  # it went out after waiting, just now
+    assert not RateBudget(1000, 1000).waited_within(60.0)  # a budget nobody waited on
+
+
 async def test_waiting_does_not_busy_loop() -> None:
     budget = RateBudget(1, 10**6, safety=1.0, window_s=0.2, burst_s=1.0, algorithm="sliding_window")
     calls = 0
