@@ -23,6 +23,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from jobs.sweep_options import root_cause
+
 if TYPE_CHECKING:
     from evalcore.vendors.batch.journal import BatchRecord
     from jobs.sweep_options import SweepSummary
@@ -81,9 +83,11 @@ def print_journal_events(console: Console, run_uri: str, events: Sequence[str]) 
 
 
 def print_failed_shard(console: Console, submission_ids: Sequence[str], exc: BaseException) -> None:
-    """A shard that failed after its retries: which submissions, and that the next run retries them."""
+    """A shard that failed after its retries: which submissions, the error behind Ray's wrappers
+    (its message names the file or the call), and that the next run retries them."""
+    cause = root_cause(exc)
     console.print(Text.assemble(
-        ("shard failed", "red"), f" ({', '.join(submission_ids)}): {type(exc).__name__}; "
+        ("shard failed", "red"), f" ({', '.join(submission_ids)}): {type(cause).__name__}: {cause}; "
         "its submissions stay pending and are retried by the next run",
     ))
 

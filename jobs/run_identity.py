@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import StorageError, TribunalError
@@ -41,7 +41,7 @@ from evalcore.storage.store import (
     write_json,
 )
 from jobs.run_lock import RunLock, this_command
-from jobs.sweep_options import SweepOptions, SweepSummary
+from jobs.sweep_options import SweepOptions, SweepSummary, root_cause
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -198,10 +198,8 @@ def resumable(exc: StorageError, note: str = "") -> RunStorageFailed:
 
 def storage_failure(exc: BaseException) -> StorageError | None:
     """The StorageError behind a failed Ray task (`RayTaskError(StorageError)`), or None."""
-    cause: Any = getattr(exc, "cause", None)
-    if isinstance(cause, StorageError):
-        return cause
-    return exc if isinstance(exc, StorageError) else None
+    cause = root_cause(exc)
+    return cause if isinstance(cause, StorageError) else None
 
 
 def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str) -> RunRecord:

@@ -19,6 +19,22 @@ if TYPE_CHECKING:
     from jobs.shard_work import CallCounts, ShardResult
 
 
+FAILED_SHARD_TRACE_CHARS = 1500
+"""How much of a failed shard's remote traceback its record keeps after the error: the end, where
+the error was raised (the start is Ray's frames of the task that awaited it)."""
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The exception a failed Ray task was wrapping, through every hop (a shard's task that awaited
+    an actor's call: `RayTaskError(RayTaskError(FileNotFoundError))`): what a user is told, since
+    the wrappers' text starts with Ray's frames and the error itself comes last."""
+    seen = {id(exc)}
+    while isinstance(cause := getattr(exc, "cause", None), BaseException) and id(cause) not in seen:
+        exc = cause
+        seen.add(id(exc))
+    return exc
+
+
 @dataclass
 class SweepOptions:
     """Everything `tribunal sweep` takes (the CLI maps flags onto this)."""
@@ -163,8 +179,13 @@ class SweepSummary:
         self.awaiting_calls += counts.awaiting
 
     def add_failed_shard(self, submission_ids: Sequence[str], exc: BaseException) -> None:
-        """A shard that failed after its retries: its submissions stay pending for the next run."""
-        self.failed_shards.append(f"{', '.join(submission_ids)}: {type(exc).__name__}: {exc}"[:2000])
+        """A shard that failed after its retries: its submissions stay pending for the next run.
+
+        Recorded: the error behind Ray's wrappers (`root_cause`: its type and message, which name
+        the file or the call), then the end of the remote traceback, where it was raised."""
+        cause = root_cause(exc)
+        where = "" if cause is exc else f"\n{str(exc)[-FAILED_SHARD_TRACE_CHARS:]}"
+        self.failed_shards.append(f"{', '.join(submission_ids)}: {type(cause).__name__}: {cause}{where}")
 
     def add_vendor_stats(self) -> None:
         """429s and the batches this command submitted, from the vendors' final statistics.

@@ -6,12 +6,15 @@ import os
 import signal
 
 import pytest
+from ray.exceptions import RayTaskError
 from rich.console import Console
 
 from evalcore.grading.calls import GradingContext
 from evalcore.grading.grade import GradeResult
 from evalcore.schema import CallRow, SubmissionRow
+from jobs.console import print_failed_shard
 from jobs.sweep import Interrupt, ShardResult, SweepSummary
+from jobs.sweep_options import FAILED_SHARD_TRACE_CHARS
 
 
 def _result(status: str, costs: list[float]) -> GradeResult:
@@ -38,6 +41,26 @@ def test_the_summary_adds_shards_and_counts_every_finished_submission() -> None:
     assert (summary.graded, summary.complete, summary.incomplete, summary.done) == (5, 4, 1, 9)
     assert summary.shards_by_node == {"n1": 1, "n2": 1} and summary.shards_written == 2
     assert summary.failed_shards == ["a::t, b::t: RuntimeError: worker died"]
+
+
+def test_a_failed_shard_is_recorded_and_printed_with_the_error_behind_rays_wrappers_and_where_it_was_raised() -> None:
+    # what a shard's task raises when an actor call it awaited failed: Ray's text of each hop
+    # starts with its frames, and the error itself (naming the file) would be cut off at its end
+    missing = FileNotFoundError(2, "No such file or directory", "/runs/r/calls/part-1.parquet")
+    actor_frames = "ray::VendorActor.complete_packed()\n" + "  File \"jobs/actors.py\", line 1\n" * 200
+    inner = RayTaskError("VendorActor.complete_packed", actor_frames + "FileNotFoundError: x", missing)
+    outer = RayTaskError("grade_shard", "ray::grade_shard()\n" + "  File \"jobs/shard_work.py\"\n" * 200 + str(inner),
+                         inner.as_instanceof_cause()).as_instanceof_cause()
+    summary = SweepSummary(run_id="r", run_uri="u")
+    summary.add_failed_shard(["a::t"], outer)
+    [record] = summary.failed_shards
+    assert record.startswith("a::t: FileNotFoundError: [Errno 2] No such file or directory: "
+                             "'/runs/r/calls/part-1.parquet'\n")
+    assert record.endswith("FileNotFoundError: x") and len(record) < 2 * FAILED_SHARD_TRACE_CHARS
+    console = Console(record=True, width=300)
+    print_failed_shard(console, ["a::t"], outer)
+    assert "(a::t): FileNotFoundError: [Errno 2] No such file or directory: '/runs/r/calls/part-1.parquet'; " \
+           "its submissions stay pending" in console.export_text()
 
 
 def test_ctrl_c_inside_the_context_asks_to_stop_and_the_previous_handler_comes_back() -> None:
