@@ -142,7 +142,8 @@ def test_injected_vendor_faults_leave_the_leaderboard_identical_to_the_fault_fre
 
     faulty, reruns, injected = _sweep(manifest, tmp_path / "faulty", FAULTS)
     last = (reruns or [faulty])[-1]
-    assert not last.incomplete and not last.failed_shards
+    assert not last.failed_shards, "\n".join(last.failed_shards)  # whole: the error and where it was raised
+    assert not last.incomplete
     assert faulty.graded + faulty.skipped_done == GRADED and faulty.rejected == clean.rejected
     # the faults really happened, at about the rates asked for, on every vendor
     for vendor, s in injected.items():
