@@ -25,6 +25,7 @@ import asyncio
 import gc
 import operator
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -123,6 +124,14 @@ class _Entry:
         self.stats: dict[str, float] = _zero_stats()
 
 
+def _reconstructed() -> bool:
+    """Whether Ray restarted this actor. Ray's property reads its own deprecated `actor_id` and
+    warns, once per actor, into every actor's log: the warning is Ray's, silenced here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return bool(ray.get_runtime_context().was_current_actor_reconstructed)
+
+
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3, max_concurrency=2000)  # type: ignore[call-overload]
 class VendorActor:
     """Holds one account's clients, its one budget, the retry policy and each entry's paid-call store."""
@@ -163,7 +172,7 @@ class VendorActor:
         # go out the moment it has passed. An actor restarted by Ray (a crash mid-sweep) opens at
         # once: the driver opens a gate only once.
         self._gate = asyncio.Event()
-        if not gated or ray.get_runtime_context().was_current_actor_reconstructed:
+        if not gated or _reconstructed():
             self._gate.set()
 
     def _entry(self, name: str | None) -> _Entry:

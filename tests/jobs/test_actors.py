@@ -162,3 +162,22 @@ def test_a_gated_actor_holds_grading_calls_until_opened_but_answers_a_preflight_
     open_gates({cfg.name: VendorPool(cfg.name, (actor,))})
     [reply] = unpack(ray.get(rubric, timeout=60))
     assert isinstance(reply, JudgeReply) and ray.get(actor.stats.remote(cfg.name), timeout=60)["requests"] == 2
+
+
+def test_a_gated_actor_restarted_by_ray_answers_grading_calls_without_waiting_for_a_gate(ray_local: None) -> None:
+    # the driver opens each gate once: an actor Ray restarts mid-sweep (its process died) would
+    # otherwise hold every grading call of the rest of the sweep
+    cfg = _zero_judge()
+    actor = VendorActor.remote(cfg.model_dump(mode="json"), "r", [], gated=True)  # type: ignore[attr-defined]
+    held = actor.complete_packed.remote(pack_requests([_request("held")]), RubricAnswer, cfg.name)
+    assert ray.wait([held], timeout=0)[0] == []
+    ray.kill(actor, no_restart=False)  # as a crash: Ray starts the actor again (max_restarts=-1)
+    try:
+        # Ray re-sends the held call to the restarted actor (max_task_retries), which answers it
+        # with no gate opened, as it does a new one
+        later = actor.complete_packed.remote(pack_requests([_request("after")]), RubricAnswer, cfg.name)
+        for answer in ray.get([held, later], timeout=120):
+            [reply] = unpack_replies(answer[0], RubricAnswer)
+            assert isinstance(reply, JudgeReply)
+    finally:
+        ray.kill(actor, no_restart=True)
