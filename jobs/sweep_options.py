@@ -25,9 +25,10 @@ the error was raised (the start is Ray's frames of the task that awaited it)."""
 
 
 def root_cause(exc: BaseException) -> BaseException:
-    """The exception a failed Ray task was wrapping, through every hop (a shard's task that awaited
-    an actor's call: `RayTaskError(RayTaskError(FileNotFoundError))`): what a user is told, since
-    the wrappers' text starts with Ray's frames and the error itself comes last."""
+    """The exception behind Ray's wrapper of a failed task (`RayTaskError(FileNotFoundError)`,
+    whose `cause` it is; Ray folds an actor's error that a shard's task awaited into the one
+    wrapper, checked), following `cause` as far as it goes: what a user is told, since the
+    wrapper's text starts with Ray's frames and the error itself comes last."""
     seen = {id(exc)}
     while isinstance(cause := getattr(exc, "cause", None), BaseException) and id(cause) not in seen:
         exc = cause

@@ -44,8 +44,9 @@ def test_the_summary_adds_shards_and_counts_every_finished_submission() -> None:
 
 
 def test_a_failed_shard_is_recorded_and_printed_with_the_error_behind_rays_wrappers_and_where_it_was_raised() -> None:
-    # what a shard's task raises when an actor call it awaited failed: Ray's text of each hop
-    # starts with its frames, and the error itself (naming the file) would be cut off at its end
+    # a shard's task whose awaited actor call failed, wrapped once more as a further hop would
+    # be: Ray's text of each starts with its frames, and the error itself (naming the file) came
+    # last, past where the record was cut
     missing = FileNotFoundError(2, "No such file or directory", "/runs/r/calls/part-1.parquet")
     actor_frames = "ray::VendorActor.complete_packed()\n" + "  File \"jobs/actors.py\", line 1\n" * 200
     inner = RayTaskError("VendorActor.complete_packed", actor_frames + "FileNotFoundError: x", missing)
