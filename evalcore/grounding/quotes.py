@@ -110,7 +110,8 @@ def best_alignment(quote_tokens: list[str], index: SourceIndex) -> _Alignment | 
     if m == 0:
         return None
     best: _Alignment | None = None
-    for doc_i, ((name, _normed, toks, offs), (_n, text)) in enumerate(zip(index.norm, index.docs, strict=True)):
+    for doc_i, (doc, (_n, text)) in enumerate(zip(index.norm, index.docs, strict=True)):
+        toks = doc.tokens
         n = len(toks)
         if n == 0:
             continue
@@ -167,7 +168,7 @@ def best_alignment(quote_tokens: list[str], index: SourceIndex) -> _Alignment | 
                 diff = tuple(t for i, t in enumerate(quote_tokens) if i not in matched_q) + tuple(
                     toks[j] for j in range(a, b) if j not in matched_s
                 )
-                best = _Alignment(ratio, name, text[offs[a][0] : offs[b - 1][1]], matched, diff, offs[a][0])
+                best = _Alignment(ratio, doc.name, text[doc.start(a) : doc.end(b - 1)], matched, diff, doc.start(a))
     return best
 
 
@@ -176,8 +177,8 @@ def quote_finding(q: _Quote, name: str, text: str, index: SourceIndex) -> Ground
     segments = _quote_segments(q.text)
     if not segments:
         return None
-    for _doc, normed, _t, _o in index.norm:
-        if all(seg in normed for seg in segments):
+    for doc in index.norm:
+        if all(seg in doc.text for seg in segments):
             return None
     tokens = [t for seg in segments for t in seg.split()]
     al = best_alignment(tokens, index)

@@ -6,6 +6,9 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
+from hypothesis import example, given
+from hypothesis import strategies as st
+
 from evalcore.grounding import relevant_passages
 from evalcore.schema import Submission
 from tests.evalcore.grounding._fixtures import SLA_FILE, SOURCES, check_one
@@ -58,3 +61,29 @@ def test_findings_against_a_shipped_index_equal_findings_against_one_built_in_pl
     shipped = [(audit_sources(t), pickle.loads(pickle.dumps(index_sources(audit_sources(t))))) for t in tasks.values()]
     with sharing_indexes(shipped):
         assert [grounding_candidates(tasks[s.task_id], s) for s in subs] == built
+
+
+@example("Payment \ufdfa due")  # NFKC turns U+FDFA into four words: one token holding spaces
+@example("")
+@given(st.text(max_size=300))
+def test_a_normalised_document_comes_back_from_pickle_with_the_same_tokens_and_offsets(text: str) -> None:
+    from evalcore.grounding.index import NormalisedDoc
+    from evalcore.grounding.text import tokens_with_offsets
+
+    tokens, offsets = tokens_with_offsets(text)
+    doc = NormalisedDoc.of("Lease.docx", tokens, offsets)
+    back = pickle.loads(pickle.dumps(doc))
+    assert back == doc
+    assert back.tokens == tokens
+    assert [(back.start(i), back.end(i)) for i in range(len(tokens))] == offsets
+
+
+def test_an_index_comes_back_from_pickle_equal_in_every_field() -> None:
+    from evalcore.benchmark.instructions_only import audit_sources
+    from evalcore.benchmark.loader import load_benchmark
+    from evalcore.grounding import index_sources
+
+    for task in load_benchmark(str(SAMPLE)).tasks:
+        index = index_sources(audit_sources(task))
+        assert index.passages and index.values  # the sample's sources do fill the index
+        assert pickle.loads(pickle.dumps(index)) == index
