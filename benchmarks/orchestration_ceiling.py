@@ -59,7 +59,6 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -378,31 +377,7 @@ def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: 
             "graded": len(subs), "judge_calls": calls, "cpu_s": round(cpu_s, 2),
             "cpu_ms_per_call": round(1000 * cpu_s / max(calls, 1), 3),
             "calls_per_s_per_core": round(calls / cpu_s, 1) if cpu_s else None,
-            "index_builds": len(indexes), "index_build_cpu_s": round(build_s, 2),
-            **index_transfer(index for _sources, index in indexes)}
-
-
-def index_transfer(indexes: Iterable[object], repeats: int = 5) -> dict[str, float]:
-    """What a grading worker pays per task to receive its grounding index: the pickle's size and
-    the CPU of unpickling it, with the collector paused as `jobs.shard_work.ShardInputs` does.
-    The floor never pays it; every shard whose worker does not hold the index yet does."""
-    import gc
-    import pickle
-
-    blobs = [pickle.dumps(index, protocol=5) for index in indexes]
-    if not blobs:
-        return {}
-    gc.disable()
-    try:
-        t0 = time.process_time()
-        for _ in range(repeats):
-            for blob in blobs:
-                pickle.loads(blob)
-        spent = time.process_time() - t0
-    finally:
-        gc.enable()
-    return {"index_pickle_kb_per_task": round(sum(map(len, blobs)) / len(blobs) / 1024, 1),
-            "index_unpickle_ms_per_task": round(1000 * spent / repeats / len(blobs), 2)}
+            "index_builds": len(indexes), "index_build_cpu_s": round(build_s, 2)}
 
 
 def with_ratios(rows: list[dict[str, object]]) -> None:
