@@ -32,8 +32,8 @@ the sum of the buckets, so together they stay within the account's limit.
 
 Waiting is on an event with a timeout (no busy wait), one call at a time through a queue of turns
 (`_Turns`) so a large request is not starved by small ones. Turns go by the call's purpose
-(`PURPOSE_ORDER`: a preflight, then a submission's audit calls, then rubric calls), first come
-first served within one purpose: an audit call never waits behind rubric calls queued after the
+(`PURPOSE_ORDER`: a preflight, then a submission's audit calls, then the rubric calls that warm a
+prompt cache, then the other rubric calls), first come first served within one purpose: an audit call never waits behind rubric calls queued after the
 rubric answers it follows, so a sweep does not end with its binding account idle while the last
 submissions' audits wait their turn. The pure bookkeeping (`_BucketLedger`, `_Ledger`) takes `now`
 explicitly, so tests drive it with a fake clock.
@@ -75,7 +75,10 @@ Algorithm = Literal["token_bucket", "sliding_window"]
 #: detect call opens its verify calls, and both only exist once a submission's rubric answers are
 #: in, so sending them first keeps each submission's chain short and leaves the rubric calls (none
 #: of which waits on another call) to fill the account to the end of the run.
-PURPOSE_ORDER: dict[str, int] = {"preflight": 0, "verify": 1, "detect": 2, "rubric": 3}
+PURPOSE_ORDER: dict[str, int] = {"preflight": 0, "verify": 1, "detect": 2, "warming": 3, "rubric": 4}
+"""Turn order of the calls waiting on one budget (lowest first). `warming` is a rubric call that
+writes a prefix other calls wait to read from the vendor's cache (`JudgeRequest.warms`): each
+answer it gets early lets a submission's other criteria join the queue early."""
 
 
 class _Turns:

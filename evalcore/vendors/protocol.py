@@ -50,6 +50,10 @@ class JudgeRequest(BaseModel):
     schema_name: str = Field(description="Name of the pydantic output model (for logs, emulators).")
     estimated_input_tokens: int = 0
     max_output_tokens: int | None = Field(default=None, description="None = the vendor's setting.")
+    warms: bool = Field(default=False, description=(
+        "Sent first to write its prefix to the vendor's prompt cache: the calls sharing the prefix wait "
+        "for its answer (`evalcore.vendors.warming`), so it gets its turn at the budget before other "
+        "rubric calls. Scheduling only: not part of `request_hash`."))
 
     @property
     def user_text(self) -> str:

@@ -10,6 +10,12 @@ same ones (`JudgeRequest`s are unchanged, only their scheduling differs).
 
 Prefixes too short to be cached (under `min_prefix_tokens`, the vendors' 1,024-token minimum) are
 not worth the wait and are sent at once.
+
+The call sent first is marked (`JudgeRequest.warms`), and the rate budget gives it its turn before
+other rubric calls (`evalcore.vendors.budget.PURPOSE_ORDER`). Queued first come first served, a
+warming call waited behind every rubric call queued before it, and the calls it held back reached
+the budget only after its answer: on the binding account of a sweep, the queue ran dry for ~1 s
+while they were on their way (measured on the sample at 600 requests/min, `benchmarks/peers.py`).
 """
 
 from __future__ import annotations
@@ -54,15 +60,16 @@ async def complete_warmed(
         return await vendor.complete_many(requests, schema)
     out: list[JudgeReply[T] | VendorError | None] = [None] * len(requests)
 
-    async def send(indices: list[int]) -> None:
+    async def send(indices: list[int], warms: bool = False) -> None:
         if not indices:
             return
-        replies = await vendor.complete_many([requests[i] for i in indices], schema)
+        batch = [requests[i].model_copy(update={"warms": True}) if warms else requests[i] for i in indices]
+        replies = await vendor.complete_many(batch, schema)
         for i, reply in zip(indices, replies, strict=True):
             out[i] = reply
 
     async def warm_then_rest(group: list[int]) -> None:
-        await send(group[:1])  # its answer makes the prefix readable to the rest
+        await send(group[:1], warms=len(group) > 1)  # its answer makes the prefix readable to the rest
         await send(group[1:])
 
     await asyncio.gather(send(direct), *(warm_then_rest(g) for g in groups))

@@ -359,7 +359,8 @@ class AdapterBase(ABC, Generic[C]):
             try:
                 if self.budget is not None:
                     with wire.waiting_on_budget() as at_budget:
-                        reservation: Reservation | None = await self.budget.acquire(estimate, request.purpose)
+                        turn = "warming" if request.warms else request.purpose
+                        reservation: Reservation | None = await self.budget.acquire(estimate, turn)
                         at_budget.waited = reservation is not None and reservation.waited
                 else:
                     reservation = None

@@ -147,11 +147,14 @@ def normalized(requests: Requests) -> Requests:
 
 
 def difference(sent: list[JudgeRequest], priced: list[JudgeRequest]) -> str | None:
-    """Where two request lists differ (short: the prompts are long), or None."""
+    """Where two request lists differ (short: the prompts are long), or None.
+
+    Every field is compared but `warms`: the warming layer marks the call it sends first for a
+    shared prefix (when it is sent, not what is sent: `evalcore.vendors.warming`)."""
     if len(sent) != len(priced):
         return f"grading sent {len(sent)} request(s), the estimate priced {len(priced)}"
     for a, b in zip(sent, priced, strict=True):
-        for name in JudgeRequest.model_fields:
+        for name in (f for f in JudgeRequest.model_fields if f != "warms"):
             x, y = getattr(a, name), getattr(b, name)
             if x != y:
                 if isinstance(x, str) and isinstance(y, str):

@@ -162,7 +162,7 @@ async def test_acquire_is_fifo_so_a_large_request_is_not_starved() -> None:
     assert order[0] == "big"
 
 
-async def test_waiting_calls_get_their_turns_preflight_then_audit_then_rubric_first_come_first_served_within_each() -> None:
+async def test_waiting_calls_get_their_turns_preflight_then_audit_then_warming_then_rubric_first_come_first_served_within_each() -> None:
     budget = RateBudget(1000, 1000, safety=1.0, window_s=0.05, burst_s=1.0, algorithm="sliding_window")
     held = await budget.acquire(900)
     order: list[str] = []
@@ -176,12 +176,14 @@ async def test_waiting_calls_get_their_turns_preflight_then_audit_then_rubric_fi
     calls = [asyncio.ensure_future(take("rubric-holding", "rubric", 500))]
     await asyncio.sleep(0)
     for name, purpose in [("rubric-a", "rubric"), ("detect-a", "detect"), ("rubric-b", "rubric"),
-                          ("verify-a", "verify"), ("detect-b", "detect"), ("preflight", "preflight")]:
+                          ("warming-a", "warming"), ("verify-a", "verify"), ("detect-b", "detect"),
+                          ("warming-b", "warming"), ("preflight", "preflight")]:
         calls.append(asyncio.ensure_future(take(name, purpose)))
         await asyncio.sleep(0)
     held.settle(900)
     await asyncio.wait_for(asyncio.gather(*calls), 5)
-    assert order == ["rubric-holding", "preflight", "verify-a", "detect-a", "detect-b", "rubric-a", "rubric-b"]
+    assert order == ["rubric-holding", "preflight", "verify-a", "detect-a", "detect-b", "warming-a", "warming-b",
+                     "rubric-a", "rubric-b"]
 
 
 async def test_a_waiting_call_cancelled_in_the_queue_or_holding_the_turn_never_blocks_the_calls_after_it() -> None:

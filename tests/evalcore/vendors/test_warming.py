@@ -33,6 +33,35 @@ def test_requests_are_grouped_by_cacheable_prefix_and_short_prefixes_go_direct()
     assert groups == [[0, 3], [2]] and direct == [1]
 
 
+class Recording:
+    """A vendor that answers at once and keeps every `complete_many` batch it was sent, in order."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[JudgeRequest]] = []
+
+    async def complete_many(self, requests: list[JudgeRequest], schema: type[Any]) -> list[Any]:
+        self.batches.append(list(requests))
+        await asyncio.sleep(0)
+        return [r.request_hash for r in requests]
+
+
+async def test_only_the_call_sent_first_for_a_shared_prefix_is_marked_as_warming_and_every_request_is_sent_once() -> None:
+    from evalcore.vendors.warming import complete_warmed
+
+    long_a, long_b = "a" * 5000, "b" * 5000
+    reqs = [request(long_a, "1"), request("short", "2"), request(long_b, "3"), request(long_a, "4"), request(long_a, "5")]
+    vendor = Recording()
+    replies = await complete_warmed(vendor, reqs, dict)  # type: ignore[arg-type]
+    assert replies == [r.request_hash for r in reqs]  # in the order asked, each answered once
+    sent = [r for batch in vendor.batches for r in batch]
+    assert sorted(r.request_hash for r in sent) == sorted(r.request_hash for r in reqs)
+    # the prefix shared by three calls is warmed by its first; a prefix alone and a short one are not
+    assert [r.request_hash for r in sent if r.warms] == [reqs[0].request_hash]
+    first_batch_of_a = next(b for b in vendor.batches if reqs[0].request_hash in {r.request_hash for r in b})
+    assert [r.request_hash for r in first_batch_of_a] == [reqs[0].request_hash]
+    assert {r.warms for r in reqs} == {False}  # the caller's requests are left as they were
+
+
 @pytest.fixture(scope="module")
 def lab_task(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Any]:
     root = tmp_path_factory.mktemp("lab")
