@@ -121,7 +121,8 @@ class EmulatorProcesses:
             proc = ctx.Process(target=_serve_one_vendor, args=(vendor, config, theirs), name=f"emulator-{vendor}",
                                daemon=True)
             proc.start()
-            self._conns[vendor], self._procs = ours, [*self._procs, proc]
+            self._conns[vendor] = ours
+            self._procs.append(proc)
         self.endpoints = {vendor: conn.recv() for vendor, conn in self._conns.items()}
 
     def requests(self, vendor: str) -> list[RecordedRequest]:

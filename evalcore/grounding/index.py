@@ -15,7 +15,7 @@ from array import array
 from dataclasses import dataclass, field, fields
 from datetime import date
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any
 
 from evalcore.grounding.labels import LabelIndex
 from evalcore.grounding.values import Value
@@ -31,13 +31,8 @@ class _PickledByFields:
     back to an object that holds them (a passage holds its values, not its source values), so
     rebuilding from the fields never meets a cycle."""
 
-    _field_names: ClassVar[tuple[str, ...]] = ()
-
     def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
-        cls = type(self)
-        if not cls._field_names:
-            cls._field_names = tuple(f.name for f in fields(self))  # type: ignore[arg-type]
-        return cls, tuple(getattr(self, name) for name in cls._field_names)
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
