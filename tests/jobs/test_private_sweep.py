@@ -44,34 +44,50 @@ def _plant(bench: Path, sentinel: str) -> None:
 
 
 def _holding(roots: list[Path], needle: bytes, since: float, skip: list[Path]) -> list[str]:
-    """Every regular file under ``roots`` written since ``since`` (outside ``skip``) holding ``needle``."""
+    """Every regular file under ``roots`` written since ``since`` (outside ``skip``) holding ``needle``.
+
+    Walked with `os.scandir`, one `stat` per file and none per folder: symbolic links are never
+    followed, so a folder's path under a resolved root is already its real path (a root under
+    another root, such as Ray's session folder under /tmp, is walked once). /tmp on a machine that
+    keeps old clones holds hundreds of thousands of files; resolving every folder's path made
+    this walk the slowest part of the test."""
     skipped = {os.path.realpath(p) for p in skip}
     found: list[str] = []
     seen: set[str] = set()
-    for root in roots:
-        for folder, dirs, files in os.walk(root, followlinks=False):
-            here = os.path.realpath(folder)
-            if here in skipped or here in seen:
-                dirs[:] = []
-                continue
-            seen.add(here)
-            dirs[:] = [d for d in dirs if os.path.realpath(os.path.join(folder, d)) not in skipped]
-            for name in files:
-                path = os.path.join(folder, name)
-                try:
-                    st = os.lstat(path)
-                    if not stat.S_ISREG(st.st_mode) or max(st.st_mtime, st.st_ctime) < since:
-                        continue
-                    with open(path, "rb") as f:
-                        tail = b""
-                        while chunk := f.read(CHUNK):
-                            if needle in tail + chunk:
-                                found.append(path)
-                                break
-                            tail = chunk[-len(needle):]
-                except OSError:  # gone, or not readable: not a copy this test can see
+    pending = [os.path.realpath(root) for root in roots]
+    while pending:
+        folder = pending.pop()
+        if folder in skipped or folder in seen:
+            continue
+        seen.add(folder)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:  # gone, or not readable: nothing this test can see
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
                     continue
+                st = entry.stat(follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode) or max(st.st_mtime, st.st_ctime) < since:
+                    continue
+                if _holds(entry.path, needle):
+                    found.append(entry.path)
+            except OSError:  # gone, or not readable: not a copy this test can see
+                continue
     return found
+
+
+def _holds(path: str, needle: bytes) -> bool:
+    """Whether the file holds ``needle``, read a chunk at a time (a needle across two chunks too)."""
+    with open(path, "rb") as f:
+        tail = b""
+        while chunk := f.read(CHUNK):
+            if needle in tail + chunk:
+                return True
+            tail = chunk[-len(needle):]
+    return False
 
 
 def test_a_private_sweep_leaves_the_benchmarks_text_only_in_the_run_folder_and_the_named_cache(
