@@ -238,6 +238,9 @@ def _compare_shared(counts: npt.NDArray[np.float64], x: npt.NDArray[np.float64],
     through its shared mask (one per distinct mask), and where m_j ⊆ m_i, shared = m_j and b is j's
     own total (computed once for all i). With most systems scored on the same tasks this is a few
     rows per system instead of 3·S; with every system's tasks different it is 3·S as before.
+    Everything but a depends on i only through its own mask m_i, so it is computed once for all
+    the systems scored on the same tasks (a synthetic 20,000-submission leaderboard: 2,500
+    systems over 8 tasks, 57 % of them missing one or more, in 88 groups).
     """
     s = x.shape[0]
     whole = (counts.shape[0], s)
@@ -246,15 +249,18 @@ def _compare_shared(counts: npt.NDArray[np.float64], x: npt.NDArray[np.float64],
         return row_products(counts, y, whole=whole)
 
     own = rows(m * x)  # b where m_j ⊆ m_i
-    for i in range(s):
-        shared = m * m[i]  # (S, T): tasks system i shares with each system
+    masks, group = distinct_rows(m)
+    for g, mask in enumerate(masks):
+        # what depends on i only through its mask, once for every system scored on these tasks
+        shared = m * mask  # (S, T): tasks these systems share with each system
         distinct, which = distinct_rows(shared)
         other = np.flatnonzero(~np.all(shared == m, axis=1))  # m_j ⊄ m_i
         den = rows(distinct)[:, which]
-        a = rows(distinct * x[i])[:, which]
         theirs = own.copy()
         if other.size:
             theirs[:, other] = rows(shared[other] * x[other])
-        with np.errstate(invalid="ignore", divide="ignore"):
-            diff = (a - theirs) / den
-        _record(i, diff, alpha, beats, separable)
+        for i in np.flatnonzero(group == g):
+            a = rows(distinct * x[i])[:, which]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                diff = (a - theirs) / den
+            _record(int(i), diff, alpha, beats, separable)

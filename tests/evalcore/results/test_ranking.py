@@ -143,3 +143,26 @@ def test_every_pair_is_decided_as_its_replicate_differences_and_their_quantile_s
     names, beats, separable = _pairs_by_definition(scores, seed, b, confidence)
     assert ranking.systems == names
     assert np.array_equal(ranking.beats, beats) and np.array_equal(ranking.separable, separable)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.booleans(), min_size=6, max_size=6), min_size=1, max_size=3),
+       st.lists(st.tuples(st.integers(0, 2), st.lists(st.sampled_from([0.0, 1 / 3, 2 / 3, 1.0]), min_size=6,
+                                                      max_size=6)), min_size=2, max_size=12),
+       st.integers(0, 2**32 - 1), st.sampled_from([2, 20, 200]))
+def test_systems_scored_on_the_same_tasks_as_others_are_decided_as_the_definition_says(
+    masks: list[list[bool]], systems: list[tuple[int, list[float]]], seed: int, b: int
+) -> None:
+    # systems scored on the same tasks share every sum that depends only on those tasks (computed
+    # once per group): each pair must still come out exactly as the rule says, taken pair by pair
+    scores = {
+        f"s{i:02d}": {f"t{k}": v for k, (v, on) in enumerate(zip(values, masks[pick % len(masks)], strict=True)) if on}
+        for i, (pick, values) in enumerate(systems)
+    }
+    scores = {s: by_task for s, by_task in scores.items() if by_task}
+    if len(scores) < 2:
+        return
+    ranking = rank_systems(scores, rng=rng_for(seed, "def"), n_resamples=b)
+    names, beats, separable = _pairs_by_definition(scores, seed, b, 0.95)
+    assert ranking.systems == names
+    assert np.array_equal(ranking.beats, beats) and np.array_equal(ranking.separable, separable)
