@@ -37,7 +37,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.ray_start import PATIENT_ENV, STARTUP_DEADLINE_S
+from tests.ray_start import PATIENT_ENV, STARTUP_DEADLINE_S, STARTUP_FAILED
 
 pytestmark = pytest.mark.ray
 
@@ -91,12 +91,11 @@ def _wait_for_job_api(address: str, start_log: str, deadline_s: float = STARTUP_
         time.sleep(0.2)  # polling a server that is starting, with a deadline
 
 
-@pytest.fixture
-def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
-    """A Ray head on 127.0.0.1 with token auth; yields the dashboard (job API) address and env."""
+def _start_head() -> tuple[subprocess.Popen[str], str, Path, int]:
+    """`ray start --head` in a new folder on newly chosen ports; returns the process (ended),
+    what it printed, its folder and its dashboard port."""
     temp_dir = Path(tempfile.mkdtemp(prefix="trj-"))  # short: Ray's socket paths must stay short
     assert not temp_dir.resolve().is_relative_to(ROOT)
-    env = _ray_env(temp_dir, secrets.token_hex(16))
     dashboard = _free_port()
     head = subprocess.Popen(
         [
@@ -108,24 +107,55 @@ def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
             f"--runtime-env-agent-port={_free_port()}", f"--metrics-export-port={_free_port()}",
             f"--ray-client-server-port={_free_port()}",
         ],
-        env=env,
+        env=_ray_env(temp_dir, _TOKEN),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        start_new_session=True,  # its daemons stay in this process group: ended together below
+        start_new_session=True,  # its daemons stay in this process group: ended together
     )
     try:
         out, _ = head.communicate(timeout=2 * STARTUP_DEADLINE_S)  # a hang guard: its own waits end first
+    except BaseException:
+        _end(head, temp_dir)
+        raise
+    return head, out, temp_dir, dashboard
+
+
+def _end(head: subprocess.Popen[str], temp_dir: Path) -> None:
+    """The whole process group of a head, and nothing else (its gcs_server ignores SIGTERM)."""
+    try:
+        os.killpg(head.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+_TOKEN = secrets.token_hex(16)  # this session's own token: ~/.ray/auth_token is left alone
+
+
+@pytest.fixture
+def ray_head() -> Iterator[tuple[str, dict[str, str]]]:
+    """A Ray head on 127.0.0.1 with token auth; yields the dashboard (job API) address and env.
+
+    A start that really failed is made again, on new ports, until `STARTUP_DEADLINE_S` has passed:
+    Ray and this fixture choose ports free before Ray's processes bind them, and another Ray
+    starting at the same moment on the machine (the other test worker's sweeps) can take one; the
+    raylet then exits before it registers, which `tests/ray_start.py` reports at once with Ray's
+    "timed out during startup" (seen in a clean-clone CI run). Any other failure fails the test.
+    """
+    deadline = time.monotonic() + STARTUP_DEADLINE_S
+    while True:
+        head, out, temp_dir, dashboard = _start_head()
+        if head.returncode == 0 or STARTUP_FAILED not in out or time.monotonic() > deadline:
+            break
+        _end(head, temp_dir)
+    try:
         assert head.returncode == 0, out
         address = f"http://127.0.0.1:{dashboard}"
         _wait_for_job_api(address, out)
-        yield address, env
+        yield address, _ray_env(temp_dir, _TOKEN)
     finally:
-        try:  # the whole process group of this head, and nothing else (its gcs_server ignores SIGTERM)
-            os.killpg(head.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        _end(head, temp_dir)
 
 
 def test_a_sweep_submitted_with_ray_job_submit_runs_the_sample_to_completion(
