@@ -6,7 +6,10 @@ limit respected (the OpenAI emulator enforces it per model and refuses as the ve
 accepted, then `failed` with `token_limit_exceeded`), nothing lost, nothing paid twice, and the
 same leaderboard as online.
 
-How: N submissions from the sample (`evalcore.synth.scale.synthesize`, seed 7) go through the real
+How: N submissions (`evalcore.synth.scale.synthesize`, seed 7) over the sample widened to
+`--task-copies` copies of each task (`evalcore.synth.widen`: 25 copies, 200 tasks, so 20,000
+submissions are 100 systems of 200 tasks, a real leaderboard's shape, not 2,500 systems of 8) go
+through the real
 `tribunal sweep` (local Ray) twice, `--online` then `--batch`, each in a fresh process and run
 folder, against one set of emulators served by this process (the real SDKs over loopback; the
 offline heuristics answer, deterministic per question, so both modes get the same answers; `--zero`
@@ -116,7 +119,7 @@ def write_config(path: Path, emus: EmulatorThread, configs: dict[str, EmulatorCo
 
 def sweep(mode: str, manifest: Path, work: Path, config: Path, args: argparse.Namespace) -> dict[str, Any]:
     runs = work / f"runs-{mode}"
-    cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(SAMPLE), "-s", str(manifest), "-o", str(runs),
+    cmd = [sys.executable, "-m", "jobs.cli", "sweep", str(work / "benchmark"), "-s", str(manifest), "-o", str(runs),
            "--run-id", mode, "--vendors", "real", "--config", str(config), f"--{mode}", "--no-progress",
            "--shard-size", str(args.shard_size), "--max-in-flight", str(args.max_in_flight)]
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "GRPC_VERBOSITY": "ERROR",
@@ -201,12 +204,14 @@ def main() -> None:
     ap.add_argument("--rpm", type=int, default=9_000, help="each emulated account's requests/min (online run)")
     ap.add_argument("--shard-size", type=int, default=32)
     ap.add_argument("--max-in-flight", type=int, default=8)
+    ap.add_argument("--task-copies", type=int, default=25,
+                    help="each sample task this many times (evalcore.synth.widen): N / (8 x copies) systems")
     ap.add_argument("--zero", action="store_true", help="one fixed answer per schema instead of the offline heuristics")
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep", default=None, help="work in this folder and keep it (run folders, config)")
     args = ap.parse_args()
-    from evalcore.synth.ground_truth import load_ground_truth
     from evalcore.synth.scale import synthesize
+    from evalcore.synth.widen import widen
 
     n = args.submissions
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (
@@ -215,9 +220,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tribunal-batch-scale-") as tmp:
         work = Path(args.keep) if args.keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        synthesize(SAMPLE, load_ground_truth(SAMPLE / "ground_truth.json"), n, work / "synth", seed=7)
+        wide = widen(SAMPLE, args.task_copies, work / "benchmark")
+        synthesize(work / "benchmark", wide, n, work / "synth", seed=7)
         manifest = work / "synth" / "manifest.jsonl"
-        accepted = accepted_ids(manifest)
+        accepted = accepted_ids(manifest, work / "benchmark")
         emus, configs = emulators(args)
         try:
             config = work / "config.yaml"
@@ -261,10 +267,13 @@ def main() -> None:
         "benchmark": "batch_scale",
         "command": f"python benchmarks/batch_scale.py --submissions {n}"
         + (f" --max-requests {args.max_requests} --max-bytes {args.max_bytes} --enqueued-tokens {args.enqueued_tokens}")
+        + f" --task-copies {args.task_copies}"
         + (f" --overcommit {args.overcommit:g}" if args.overcommit != 1.0 else "") + (" --zero" if args.zero else ""),
         "machine": f"{os.cpu_count()} cores (shared)",
         "responder": "zero-work (fixed answers)" if args.zero else "offline heuristics",
         "submissions": n,
+        "tasks": len(wide.task_ids()),
+        "systems": -(-n // len(wide.task_ids())),
         "accepted": len(accepted),
         "graded": {"online": online["summary"]["graded"], "batch": batch["summary"]["graded"]},
         "wall_s": {"online": online["wall_s"], "batch": batch["wall_s"]},

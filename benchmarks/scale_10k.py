@@ -55,13 +55,14 @@ SAMPLE = ROOT / "examples" / "sample"
 RSS_LIMIT_MB = 600.0
 
 
-def accepted_ids(manifest: Path) -> set[str]:
-    """The submissions the loader accepts from `manifest` (what the sweep must grade, each once)."""
+def accepted_ids(manifest: Path, benchmark: Path = SAMPLE) -> set[str]:
+    """The submissions the loader accepts from `manifest` over `benchmark` (what the sweep must
+    grade, each once)."""
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
 
-    bench = load_benchmark(str(SAMPLE))
+    bench = load_benchmark(str(benchmark))
     items = iter_submissions(str(manifest), bench.task_map(), excluded=bench.excluded_task_ids())
     return {s.id for s in items if isinstance(s, Submission)}
 

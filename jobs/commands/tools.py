@@ -119,6 +119,9 @@ def synth_cmd(
         str, typer.Option(help="sample: N submissions derived from the sample; lab: a realistic-size benchmark.")
     ] = "sample",
     tasks: Annotated[int, typer.Option(min=1, help="lab profile: number of tasks (4 systems each).")] = 8,
+    task_copies: Annotated[
+        int, typer.Option(min=1, help="sample profile: each sample task this many times (OUT/benchmark), for fewer systems of more tasks.")
+    ] = 1,
 ) -> None:
     """Generate N synthetic submissions with known ground truth from the sample, for scale tests.
 
@@ -128,6 +131,12 @@ def synth_cmd(
 
     Example: `tribunal synth runs/synth -n 2000` then
     `tribunal sweep examples/sample -s runs/synth/manifest.jsonl ...`
+
+    N submissions over the sample's 8 tasks are N / 8 systems. `--task-copies K` first writes the
+    sample with each task K times under new ids to OUT/benchmark (identical files and ground
+    truth) and spreads the N submissions over its 8 K tasks: `tribunal synth runs/synth -n 20000
+    --task-copies 25` is 100 systems of 200 tasks; sweep it with
+    `tribunal sweep runs/synth/benchmark -s runs/synth/manifest.jsonl ...`
 
     `--profile lab` instead writes a whole benchmark at the published protocol's size (44-90
     criteria, 5-15 docx/pdf/xlsx/eml sources of 20k-150k tokens, 1-5k-word memos) with its
@@ -144,10 +153,16 @@ def synth_cmd(
         Console().print(f"wrote {out}/tasks, {out}/submissions and {out}/ground_truth.json\n{lab_summary(lab)}")
         return
     from evalcore.synth.scale import summary, synthesize
+    from evalcore.synth.widen import widen
 
     try:
+        if task_copies > 1:
+            wide = os.path.join(out, "benchmark")
+            widen(sample, task_copies, wide)
+            sample = wide
         gt = synthesize(sample, None, n, out, seed=seed)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
-    Console().print(f"wrote {out}/manifest.jsonl and {out}/ground_truth.json\n{summary(gt)}", markup=False)
+    wrote = f"{out}/benchmark ({task_copies} copies of each task), " if task_copies > 1 else ""
+    Console().print(f"wrote {wrote}{out}/manifest.jsonl and {out}/ground_truth.json\n{summary(gt)}", markup=False)
