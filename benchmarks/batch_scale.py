@@ -221,7 +221,7 @@ def main() -> None:
         work = Path(args.keep) if args.keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         wide = widen(SAMPLE, args.task_copies, work / "benchmark")
-        synthesize(work / "benchmark", wide, n, work / "synth", seed=7)
+        synth = synthesize(work / "benchmark", wide, n, work / "synth", seed=7)
         manifest = work / "synth" / "manifest.jsonl"
         accepted = accepted_ids(manifest, work / "benchmark")
         emus, configs = emulators(args)
@@ -273,7 +273,7 @@ def main() -> None:
         "responder": "zero-work (fixed answers)" if args.zero else "offline heuristics",
         "submissions": n,
         "tasks": len(wide.task_ids()),
-        "systems": -(-n // len(wide.task_ids())),
+        "systems": len(synth.systems),
         "accepted": len(accepted),
         "graded": {"online": online["summary"]["graded"], "batch": batch["summary"]["graded"]},
         "wall_s": {"online": online["wall_s"], "batch": batch["wall_s"]},

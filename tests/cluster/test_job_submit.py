@@ -91,6 +91,9 @@ def _wait_for_job_api(address: str, start_log: str, deadline_s: float = STARTUP_
         time.sleep(0.2)  # polling a server that is starting, with a deadline
 
 
+_TOKEN = secrets.token_hex(16)  # this session's own token: ~/.ray/auth_token is left alone
+
+
 def _start_head() -> tuple[subprocess.Popen[str], str, Path, int]:
     """`ray start --head` in a new folder on newly chosen ports; returns the process (ended),
     what it printed, its folder and its dashboard port."""
@@ -128,9 +131,6 @@ def _end(head: subprocess.Popen[str], temp_dir: Path) -> None:
     except ProcessLookupError:
         pass
     shutil.rmtree(temp_dir, ignore_errors=True)
-
-
-_TOKEN = secrets.token_hex(16)  # this session's own token: ~/.ray/auth_token is left alone
 
 
 @pytest.fixture
