@@ -346,6 +346,10 @@ def is_dir(uri: str, endpoint_override: str | None = None) -> bool:
     return bool(_info(uri, endpoint_override).type == pafs.FileType.Directory)
 
 
+_LIST_ATTEMPTS = 3
+"""Listings of a folder that appeared while it was being listed (see `list_files`)."""
+
+
 def list_files(
     uri: str,
     suffix: str | tuple[str, ...] | None = None,
@@ -358,11 +362,20 @@ def list_files(
     ``suffix`` filters by ending, case-insensitively.
     """
     fs, path = resolve(uri, endpoint_override)
-    try:
-        infos = fs.get_file_info(pafs.FileSelector(path, recursive=recursive, allow_not_found=True))
-    except OSError as exc:
-        raise_if_unreachable(uri, exc, endpoint_override)
-        raise
+    selector = pafs.FileSelector(path, recursive=recursive, allow_not_found=True)
+    for attempt in range(_LIST_ATTEMPTS):
+        try:
+            infos = fs.get_file_info(selector)
+            break
+        except FileNotFoundError:
+            # Arrow lists a local folder first and, when that fails, asks whether it exists; a
+            # folder created by another thread or process in between is reported as missing
+            # *and* existing, i.e. as an error. Listing again sees it (or, if it went, nothing).
+            if attempt == _LIST_ATTEMPTS - 1:
+                raise
+        except OSError as exc:
+            raise_if_unreachable(uri, exc, endpoint_override)
+            raise
     wanted: tuple[str, ...] | None = None
     if suffix is not None:
         wanted = tuple(s.lower() for s in ((suffix,) if isinstance(suffix, str) else suffix))

@@ -82,6 +82,41 @@ def test_list_files_keeps_the_callers_relative_form_and_filters_by_suffix(tmp_pa
     assert fs.list_files("missing") == []
 
 
+class _FolderAppearsWhileListed:
+    """Arrow's local listing as it behaves when another thread creates the folder mid-listing.
+
+    Arrow lists first and only then asks whether the folder exists: a folder made in between
+    is reported as a failed listing (`FileNotFoundError`) although it exists (CI saw this from
+    two commands racing for a run's lock folder).
+    """
+
+    def __init__(self, folder: Path, failures: int) -> None:
+        self.folder, self.failures, self.calls = folder, failures, 0
+
+    def get_file_info(self, selector: pafs.FileSelector) -> list[pafs.FileInfo]:
+        self.calls += 1
+        if self.calls <= self.failures:
+            self.folder.mkdir(exist_ok=True)
+            (self.folder / "lock-000001.json").write_text("{}")
+            raise FileNotFoundError(f"Cannot list directory '{self.folder}'")
+        return pafs.LocalFileSystem().get_file_info(selector)
+
+
+def test_list_files_lists_a_folder_created_while_it_was_being_listed(tmp_path, monkeypatch):
+    racing = _FolderAppearsWhileListed(tmp_path / "_lock", failures=1)
+    monkeypatch.setattr(fs, "resolve", lambda uri, endpoint=None: (racing, str(tmp_path / "_lock")))
+    assert fs.list_files(str(tmp_path / "_lock")) == [str(tmp_path / "_lock" / "lock-000001.json")]
+    assert racing.calls == 2
+
+
+def test_list_files_still_raises_a_folder_that_keeps_failing_to_list(tmp_path, monkeypatch):
+    racing = _FolderAppearsWhileListed(tmp_path / "_lock", failures=100)
+    monkeypatch.setattr(fs, "resolve", lambda uri, endpoint=None: (racing, str(tmp_path / "_lock")))
+    with pytest.raises(FileNotFoundError, match="Cannot list directory"):
+        fs.list_files(str(tmp_path / "_lock"))
+    assert racing.calls == fs._LIST_ATTEMPTS
+
+
 def test_join_parent_basename_relative_round_trip():
     assert fs.join("s3://b/root/", "tasks", "a/b") == "s3://b/root/tasks/a/b"
     assert fs.parent("s3://b/root/tasks/task.json") == "s3://b/root/tasks"
