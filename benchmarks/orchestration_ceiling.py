@@ -290,6 +290,7 @@ def run_one(mode: str, manifest: Path, work: Path, profile: Path | None, shard_s
         "graded": summary["graded"],
         "complete": summary["complete"],
         "shards": len(shard_lines),
+        "source_indexes_built": summary.get("source_indexes_built"),
         "judge_calls": calls,
         "process_wall_s": round(wall, 2),
         "sweep_s": round(summary["wall_s"], 2),

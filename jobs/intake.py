@@ -8,13 +8,21 @@ driver's expensive part: every deliverable fetched, converted and held to the li
 
 Why a spool: the estimate is needed before the first shard is sent (the live view shows spent of
 ~estimated from the start), so it is a full pass ahead of grading. Instead of reading the source
-a second time, the pass writes each shard (cut by position over the accepted submissions, as a
-resumed run cuts them) to an anonymous temporary file on the driver as it goes, and the shard loop
-reads the shards back from it. Only the submissions still to grade are spooled (a done one is
-counted, nothing more), each shard as one zlib-compressed pickle: the driver holds one shard at a
-time, so its memory stays flat in N, and the disk holds the pending submissions' text
-(compressed). The file lives in the temporary folder (`TMPDIR`), and is gone when the sweep ends
-or dies.
+a second time, the pass writes each submission still to grade to an anonymous temporary file on
+the driver as it goes (one zlib-compressed pickle each; a done one is counted, nothing more), and
+the shard loop reads them back from it, one shard at a time: the driver's memory stays flat in N
+(it keeps eight bytes per accepted submission: where its record is), and the disk holds the
+pending submissions' text, compressed. The file lives in the temporary folder (`TMPDIR`), and is
+gone when the sweep ends or dies.
+
+Why task by task (`task_major`): a source lists its submissions system by system, so shards cut
+in that order hold a different task for nearly every submission. Every grading worker then loads
+one grounding index per submission (~12 ms each at real size), and at more tasks than the driver
+keeps indexes for (`jobs.shard_work.SourceIndexes`) every index is built again for every system.
+Cut task by task, a shard names one or two tasks, the shards of a task follow one another (its
+index is built once and a worker reuses the one it holds), and one system's submissions are still
+spread over the whole run. The order depends only on the accepted submissions, so a resumed run
+reading the same source cuts the same shards, done ones included.
 
 Rejections are recorded once, by this read, into the list the driver writes as the `rejected`
 table.
@@ -22,18 +30,23 @@ table.
 
 from __future__ import annotations
 
+import io
 import pickle
 import struct
 import tempfile
 import zlib
+from array import array
 from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TypeVar
 
 from evalcore.config.models import InputLimits
 from evalcore.schema import Rejection, Submission, Task
 
 _LENGTH = struct.Struct("<Q")
+_DONE = -1
+"""The place of a done submission in `SubmissionPass`'s task lists (it has no spool record)."""
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -45,9 +58,9 @@ class SpooledShard:
     pending: list[Submission]
 
 
-def cut_shards(items: Iterable[Submission], size: int) -> Iterator[tuple[int, list[Submission]]]:
+def cut_shards(items: Iterable[T], size: int) -> Iterator[tuple[int, list[T]]]:
     """Fixed shards by position (a resumed run, reading the same source, cuts the same shards)."""
-    batch: list[Submission] = []
+    batch: list[T] = []
     index = 0
     for s in items:
         batch.append(s)
@@ -58,12 +71,23 @@ def cut_shards(items: Iterable[Submission], size: int) -> Iterator[tuple[int, li
         yield index, batch
 
 
+def task_major(submissions: Iterable[Submission]) -> list[Submission]:
+    """The submissions grouped by task: tasks in the order they first appear, each task's in source order.
+
+    The order shards are cut in (module docstring, "task by task"); `SubmissionPass` applies the
+    same rule to its spool's record offsets rather than to the submissions themselves."""
+    by_task: dict[str, list[Submission]] = {}
+    for s in submissions:
+        by_task.setdefault(s.task_id, []).append(s)
+    return [s for group in by_task.values() for s in group]
+
+
 class SubmissionPass:
     """One read of the submission source feeding both the estimate (`pending`) and the shard loop (`shards`).
 
-    `pending()` reads the source, records rejections into `rejected`, spools every shard and yields
-    each accepted submission not done yet (what the estimate prices); `shards()` then yields the
-    spooled shards in order. Use as a context manager: the spool is closed (and gone) on exit.
+    `pending()` reads the source, records rejections into `rejected`, spools every submission not
+    done yet and yields it (what the estimate prices); `shards()` then cuts the accepted
+    submissions task by task into shards and reads each shard's pending ones back. Use as a context manager: the spool is closed (and gone) on exit.
     """
 
     def __init__(
@@ -89,6 +113,8 @@ class SubmissionPass:
         self.pending_count = 0
         """Of those, the ones still to grade (spooled)."""
         self._spool: IO[bytes] = tempfile.TemporaryFile(prefix="tribunal-submissions-")
+        self._places: dict[str, array[int]] = {}
+        """Per task, in order of first appearance: each accepted submission's spool record (`_DONE`: none)."""
         self._reader = self._read()
         self._read_complete = False
 
@@ -114,31 +140,40 @@ class SubmissionPass:
                 yield item
 
     def _read(self) -> Generator[Submission, None, None]:
-        for index, shard in cut_shards(self._accepted(), self.shard_size):
-            pending = [s for s in shard if not self.is_done(s)]
-            self._write(SpooledShard(index, len(shard) - len(pending), pending))
-            self.accepted += len(shard)
-            self.pending_count += len(pending)
-            yield from pending
+        for s in self._accepted():
+            place = _DONE if self.is_done(s) else self._write(s)
+            self._places.setdefault(s.task_id, array("q")).append(place)
+            self.accepted += 1
+            if place != _DONE:
+                self.pending_count += 1
+                yield s
         self._read_complete = True
 
     def pending(self) -> Iterator[Submission]:
-        """The read of the source (there is one per pass): every accepted submission not done yet, in order."""
+        """The read of the source (there is one per pass): every accepted submission not done yet, in source order."""
         return self._reader
 
     def shards(self) -> Iterator[SpooledShard]:
-        """The spooled shards in stream order; finishes the read first if `pending` was not drained."""
+        """The shards, cut task by task (`task_major`); finishes the read first if `pending` was not drained."""
         for _ in self._reader:
             pass
         if not self._read_complete:
             raise RuntimeError("the submission source was not read to its end (the pass was closed)")
-        self._spool.seek(0)
-        while header := self._spool.read(_LENGTH.size):
-            (size,) = _LENGTH.unpack(header)
-            shard: SpooledShard = pickle.loads(zlib.decompress(self._spool.read(size)))
-            yield shard
+        places = (p for group in self._places.values() for p in group)
+        for index, shard in cut_shards(places, self.shard_size):
+            pending = [self._load(p) for p in shard if p != _DONE]
+            yield SpooledShard(index, len(shard) - len(pending), pending)
 
-    def _write(self, shard: SpooledShard) -> None:
-        data = zlib.compress(pickle.dumps(shard, protocol=pickle.HIGHEST_PROTOCOL), 1)
+    def _write(self, submission: Submission) -> int:
+        """Append one submission's record to the spool; where it starts."""
+        data = zlib.compress(pickle.dumps(submission, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        place = self._spool.seek(0, io.SEEK_END)
         self._spool.write(_LENGTH.pack(len(data)))
         self._spool.write(data)
+        return place
+
+    def _load(self, place: int) -> Submission:
+        self._spool.seek(place)
+        (size,) = _LENGTH.unpack(self._spool.read(_LENGTH.size))
+        submission: Submission = pickle.loads(zlib.decompress(self._spool.read(size)))
+        return submission

@@ -172,11 +172,14 @@ class IndexRefs:
 class SourceIndexes:
     """The driver's references to each task's grounding index: built once, on the task's first shard.
 
-    Why: a shard holds submissions in stream order (a system's tasks one after another), so one
-    task's submissions fall in as many shards as there are systems; each worker building the index
-    itself cost one build per submission at real size (0.15-0.5 s each, more than half of a
-    zero-work sweep's CPU). The last `keep` tasks' indexes are kept in the object store; an older
-    one is built again if a later shard needs it (a shard in flight holds its own references).
+    Why: a task's submissions (one per system) fall in several shards, graded by several worker
+    processes; each worker building the index itself cost one build per submission at real size
+    (0.15-0.5 s each, more than half of a zero-work sweep's CPU). Shards are cut task by task
+    (`jobs.intake`), so a task's shards follow one another and its index is wanted only while they
+    run. The last `keep` tasks' indexes are kept in the object store; an older one is built again
+    if a later shard needs it (a shard in flight holds its own references): with shards cut system
+    by system, as they once were, a benchmark of more than `keep` tasks built every index again
+    for every system.
     """
 
     def __init__(self, task_refs: dict[str, Any], *, enabled: bool, keep: int = 256) -> None:
@@ -255,9 +258,10 @@ class ShardInputs:
 
     The values of the previous shard this worker graded are kept and reused when a shard names the
     same references (the driver puts each task and each index once, so a reference names one value
-    for the whole sweep): the sample's shards grade the same few tasks again and again. What the
-    shard does not name is dropped, so a worker holds at most one shard's worth, as before. What is
-    fetched is unpickled in one `ray.get`, with the collector paused (`gc_paused`)."""
+    for the whole sweep): a task's shards follow one another (`jobs.intake`), and the sample's
+    grade the same few tasks again and again. What the shard does not name is dropped, so a worker
+    holds at most one shard's worth, as before. What is fetched is unpickled in one `ray.get`,
+    with the collector paused (`gc_paused`)."""
 
     _kept: dict[bytes, Any] = {}
 

@@ -14,7 +14,9 @@ Shape of a run (`run_sweep` is this list, one named step each):
    `jobs/vendor_pool.py`), and a preflight call through each entry (`jobs.startup`) once the
    first window of shards is sent: their calls wait in the actors until it passed
    (`_ShardLoop.preflight_once`);
-5. the stream is cut into fixed shards (by position, so a resumed run cuts the same shards);
+5. the accepted submissions are cut into fixed shards task by task (`jobs.intake.task_major`:
+   a shard names one or two tasks; the order depends only on the source, so a resumed run cuts
+   the same shards);
    shards whose submissions are all done are skipped; the rest go to `grade_shard` tasks
    (`jobs.shard_work`), at most `max_in_flight` at a time (`jobs.in_flight`: memory stays flat
    in N), with each task's grounding index built once per sweep on the task's first shard

@@ -62,10 +62,10 @@ def sharing_indexes(
     """Within the block, `index_sources` of each set of sources returns its prebuilt index.
 
     Why: at real size an index costs 0.15-0.5 s per task to build and its pickle 0.01-0.06 s to
-    load, and a sweep's shards are cut in submission order, so a task's submissions (one per
-    system) land in many shards and many worker processes. The sweep builds each task's index once
-    and hands it to every shard that grades the task; the per-process cache could not hold them
-    (it would have to keep every task a worker ever saw). On leaving, what was shared before is
+    load, and a task's submissions (one per system) land in several shards and worker
+    processes. The sweep builds each task's index once and hands it to every shard that grades
+    the task; the per-process cache could not hold them (it would have to keep every task a
+    worker ever saw). On leaving, what was shared before is
     restored, so blocks nest."""
     before: dict[_Key, SourceIndex | None] = {}
     for sources, index in prebuilt:

@@ -17,8 +17,8 @@ a file beside an earlier one instead of replacing it (replacing lost paid calls)
 written whole (a reader never sees half a shard). Within a shard `submissions` is written last: a
 submission counts as done only once all its rows are stored; an older grading's rows stay, and
 readers take each submission's latest grading (`ResumeIndex`, `evalcore.results.reduce`). Shard
-names are still deterministic (the shard's index in the submission stream plus a hash of the
-submission ids in it), so a resumed run cuts the same shards. The files rewritten whole are the
+names are still deterministic (the shard's index in the task-by-task order of the accepted
+submissions plus a hash of the submission ids in it), so a resumed run cuts the same shards. The files rewritten whole are the
 derived ones only: `_SUCCESS.json` (a copy of the latest finished attempt's record) and what
 `tribunal reduce` computes from the tables.
 """

@@ -8,15 +8,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
 from evalcore.config.models import InputLimits, VendorMode
-from evalcore.schema import Rejection
+from evalcore.schema import Deliverable, Rejection, Submission
 from evalcore.storage import fs
 from evalcore.storage.store import read_table
 from evalcore.submissions.loader import load_submissions
-from jobs.intake import SubmissionPass, cut_shards
+from jobs.intake import SubmissionPass, cut_shards, task_major
 from jobs.sweep import SweepOptions, run_sweep
 from tests.jobs.conftest import SAMPLE, SMALL_SUBMISSIONS
 
@@ -83,11 +85,12 @@ def test_a_sweep_reads_its_submissions_once_and_estimates_exactly_the_submission
     assert again.submissions_total == first.graded and again.rejected == len(OVERSIZED)
 
 
-def test_the_spooled_shards_are_the_streams_shards_with_done_submissions_counted_and_not_kept() -> None:
+def test_the_spooled_shards_are_the_task_major_shards_with_done_submissions_counted_and_not_kept() -> None:
     bench = load_benchmark(str(SAMPLE))
     tasks = bench.task_map()
     uri = str(SAMPLE / "submissions")
-    expected = list(cut_shards(load_submissions(uri, tasks, excluded=bench.excluded_task_ids()).submissions, 5))
+    source = load_submissions(uri, tasks, excluded=bench.excluded_task_ids()).submissions
+    expected = list(cut_shards(task_major(source), 5))
     done = {"gpt-strong"}
     rejected: list[Rejection] = []
     with SubmissionPass(uri, tasks, excluded=bench.excluded_task_ids(), limits=InputLimits(),
@@ -99,5 +102,39 @@ def test_the_spooled_shards_are_the_streams_shards_with_done_submissions_counted
         (i, sum(s.system in done for s in shard), [s.id for s in shard if s.system not in done])
         for i, shard in expected
     ]
-    assert pending == [s.id for sh in shards for s in sh.pending]  # the estimate saw what the shards send
+    assert [s.model_dump() for sh in shards for s in sh.pending] == [
+        s.model_dump() for s in task_major(source) if s.system not in done
+    ]  # what was spooled comes back whole
+    assert pending == [s.id for s in source if s.system not in done]  # the estimate prices them in source order
+    assert sorted(pending) == sorted(s.id for sh in shards for s in sh.pending)  # ... and the shards send the same
     assert intake.accepted == 32 and intake.pending_count == 32 - 8 and rejected == []
+
+
+def test_a_source_listed_system_by_system_is_cut_into_shards_of_one_task_each_when_the_sizes_allow() -> None:
+    bench = load_benchmark(str(SAMPLE))
+    tasks = bench.task_map()
+    uri = str(SAMPLE / "submissions")
+    source = load_submissions(uri, tasks, excluded=bench.excluded_task_ids()).submissions
+    assert len({s.task_id for s in source[:4]}) == 4  # the source is system-major: positional shards mix tasks
+    per_task = len(source) // len({s.task_id for s in source})
+    with SubmissionPass(uri, tasks, excluded=bench.excluded_task_ids(), limits=InputLimits(),
+                        is_done=lambda s: False, shard_size=per_task, rejected=[]) as intake:
+        shards = list(intake.shards())
+    assert [len({s.task_id for s in sh.pending}) for sh in shards] == [1] * len({s.task_id for s in source})
+
+
+_IDS = st.lists(st.tuples(st.sampled_from("abcde"), st.integers(0, 9)), unique=True, max_size=40)
+
+
+@given(_IDS)
+def test_task_major_groups_each_tasks_submissions_in_source_order_with_tasks_in_order_of_first_appearance(
+    pairs: list[tuple[str, int]],
+) -> None:
+    source = [Submission(system=f"s{n}", task_id=t, deliverables={"memo.md": Deliverable(name="memo.md", text="x")}) for t, n in pairs]
+    ordered = task_major(source)
+    assert sorted(map(id, ordered)) == sorted(map(id, source))  # a permutation: nothing lost or doubled
+    first_seen = list(dict.fromkeys(s.task_id for s in source))
+    assert list(dict.fromkeys(s.task_id for s in ordered)) == first_seen
+    assert [s.task_id for s in ordered] == sorted((s.task_id for s in source), key=first_seen.index)  # contiguous
+    for task in first_seen:
+        assert [s for s in ordered if s.task_id == task] == [s for s in source if s.task_id == task]
