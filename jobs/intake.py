@@ -87,7 +87,8 @@ class SubmissionPass:
 
     `pending()` reads the source, records rejections into `rejected`, spools every submission not
     done yet and yields it (what the estimate prices); `shards()` then cuts the accepted
-    submissions task by task into shards and reads each shard's pending ones back. Use as a context manager: the spool is closed (and gone) on exit.
+    submissions task by task into shards and reads each shard's pending ones back. Use as a
+    context manager: the spool is closed (and gone) on exit.
     """
 
     def __init__(

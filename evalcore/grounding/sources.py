@@ -65,8 +65,7 @@ def sharing_indexes(
     load, and a task's submissions (one per system) land in several shards and worker
     processes. The sweep builds each task's index once and hands it to every shard that grades
     the task; the per-process cache could not hold them (it would have to keep every task a
-    worker ever saw). On leaving, what was shared before is
-    restored, so blocks nest."""
+    worker ever saw). On leaving, what was shared before is restored, so blocks nest."""
     before: dict[_Key, SourceIndex | None] = {}
     for sources, index in prebuilt:
         key = tuple(_as_pairs(sources))

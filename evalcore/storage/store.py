@@ -18,9 +18,9 @@ written whole (a reader never sees half a shard). Within a shard `submissions` i
 submission counts as done only once all its rows are stored; an older grading's rows stay, and
 readers take each submission's latest grading (`ResumeIndex`, `evalcore.results.reduce`). Shard
 names are still deterministic (the shard's index in the task-by-task order of the accepted
-submissions plus a hash of the submission ids in it), so a resumed run cuts the same shards. The files rewritten whole are the
-derived ones only: `_SUCCESS.json` (a copy of the latest finished attempt's record) and what
-`tribunal reduce` computes from the tables.
+submissions plus a hash of the submission ids in it), so a resumed run cuts the same shards. The
+files rewritten whole are the derived ones only: `_SUCCESS.json` (a copy of the latest finished
+attempt's record) and what `tribunal reduce` computes from the tables.
 """
 
 from __future__ import annotations
