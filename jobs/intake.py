@@ -11,7 +11,7 @@ Why a spool: the estimate is needed before the first shard is sent (the live vie
 a second time, the pass writes each submission still to grade to an anonymous temporary file on
 the driver as it goes (one zlib-compressed pickle each; a done one is counted, nothing more), and
 the shard loop reads them back from it, one shard at a time: the driver's memory stays flat in N
-(it keeps eight bytes per accepted submission: where its record is), and the disk holds the
+(it keeps one integer per accepted submission: where its record is), and the disk holds the
 pending submissions' text, compressed. The file lives in the temporary folder (`TMPDIR`), and is
 gone when the sweep ends or dies.
 
@@ -35,10 +35,9 @@ import pickle
 import struct
 import tempfile
 import zlib
-from array import array
 from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO, TypeVar
+from typing import IO, Generic, TypeVar
 
 from evalcore.config.models import InputLimits
 from evalcore.schema import Rejection, Submission, Task
@@ -71,15 +70,29 @@ def cut_shards(items: Iterable[T], size: int) -> Iterator[tuple[int, list[T]]]:
         yield index, batch
 
 
-def task_major(submissions: Iterable[Submission]) -> list[Submission]:
-    """The submissions grouped by task: tasks in the order they first appear, each task's in source order.
+class TaskMajor(Generic[T]):
+    """Items grouped by task as they arrive: tasks in the order they first appear, each task's in arrival order.
 
-    The order shards are cut in (module docstring, "task by task"); `SubmissionPass` applies the
-    same rule to its spool's record offsets rather than to the submissions themselves."""
-    by_task: dict[str, list[Submission]] = {}
+    The order shards are cut in (module docstring, "task by task"), kept in one place: `task_major`
+    orders submissions by it, `SubmissionPass` the places of its spooled records."""
+
+    def __init__(self) -> None:
+        self._groups: dict[str, list[T]] = {}
+
+    def add(self, task_id: str, item: T) -> None:
+        self._groups.setdefault(task_id, []).append(item)
+
+    def __iter__(self) -> Iterator[T]:
+        for group in self._groups.values():
+            yield from group
+
+
+def task_major(submissions: Iterable[Submission]) -> list[Submission]:
+    """The submissions in the order shards are cut in (`TaskMajor`)."""
+    order: TaskMajor[Submission] = TaskMajor()
     for s in submissions:
-        by_task.setdefault(s.task_id, []).append(s)
-    return [s for group in by_task.values() for s in group]
+        order.add(s.task_id, s)
+    return list(order)
 
 
 class SubmissionPass:
@@ -114,8 +127,8 @@ class SubmissionPass:
         self.pending_count = 0
         """Of those, the ones still to grade (spooled)."""
         self._spool: IO[bytes] = tempfile.TemporaryFile(prefix="tribunal-submissions-")
-        self._places: dict[str, array[int]] = {}
-        """Per task, in order of first appearance: each accepted submission's spool record (`_DONE`: none)."""
+        self._places: TaskMajor[int] = TaskMajor()
+        """Each accepted submission's spool record (`_DONE`: none), in the order shards are cut in."""
         self._reader = self._read()
         self._read_complete = False
 
@@ -143,7 +156,7 @@ class SubmissionPass:
     def _read(self) -> Generator[Submission, None, None]:
         for s in self._accepted():
             place = _DONE if self.is_done(s) else self._write(s)
-            self._places.setdefault(s.task_id, array("q")).append(place)
+            self._places.add(s.task_id, place)
             self.accepted += 1
             if place != _DONE:
                 self.pending_count += 1
@@ -160,8 +173,7 @@ class SubmissionPass:
             pass
         if not self._read_complete:
             raise RuntimeError("the submission source was not read to its end (the pass was closed)")
-        places = (p for group in self._places.values() for p in group)
-        for index, shard in cut_shards(places, self.shard_size):
+        for index, shard in cut_shards(self._places, self.shard_size):
             pending = [self._load(p) for p in shard if p != _DONE]
             yield SpooledShard(index, len(shard) - len(pending), pending)
 
