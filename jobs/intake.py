@@ -44,7 +44,7 @@ from evalcore.schema import Rejection, Submission, Task
 
 _LENGTH = struct.Struct("<Q")
 _DONE = -1
-"""The place of a done submission in `SubmissionPass`'s task lists (it has no spool record)."""
+"""The place of a done submission in `SubmissionPass`'s `TaskMajor` of places (it has no spool record)."""
 T = TypeVar("T")
 
 
