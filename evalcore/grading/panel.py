@@ -15,7 +15,7 @@ from evalcore.config.models import PromptBudget, VendorConfig
 from evalcore.errors import VendorError
 from evalcore.grading.calls import GradingContext, call_row
 from evalcore.grading.scoring import PanelVerdicts, Verdict
-from evalcore.prompts import RenderedPrompt, render_rubric
+from evalcore.prompts import RenderedPrompt, render_rubric, rubric_prefix
 from evalcore.schema import CallRow, Criterion, RubricAnswer, Submission, Task, VerdictRow
 from evalcore.vendors.protocol import Vendor
 from evalcore.vendors.warming import complete_warmed
@@ -33,12 +33,16 @@ def rubric_prompts(task: Task, submission: Submission, boundary: str) -> list[tu
     """One prompt per criterion; a criterion reads only the deliverables it names (all if none).
 
     Prompts are ordered so the shared prefix (instructions + deliverables) is identical across
-    criteria that read the same deliverables: the vendors' prompt caches hit.
+    criteria that read the same deliverables: the vendors' prompt caches hit. That prefix is made
+    once per set of deliverables (`rubric_prefix`), not once per criterion.
     """
+    prefixes: dict[tuple[str, ...], str] = {}
     out = []
     for criterion in task.criteria:
-        names = task.criterion_deliverables(criterion)
-        deliverables = [submission.deliverables[n] for n in names if n in submission.deliverables]
+        names = tuple(n for n in task.criterion_deliverables(criterion) if n in submission.deliverables)
+        deliverables = [submission.deliverables[n] for n in names]
+        if names not in prefixes:
+            prefixes[names] = rubric_prefix(task.instructions, deliverables, boundary)
         out.append(
             (
                 criterion,
@@ -48,6 +52,7 @@ def rubric_prompts(task: Task, submission: Submission, boundary: str) -> list[tu
                     criterion=criterion,
                     deliverables=deliverables,
                     boundary=boundary,
+                    prefix=prefixes[names],
                 ),
             )
         )

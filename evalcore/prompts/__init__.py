@@ -215,6 +215,20 @@ def _sources_block(documents: Iterable[SourceDocument], boundary: str) -> str:
     return "\n\n".join(fence("source", d.text, boundary, name=d.name) for d in documents)
 
 
+def rubric_prefix(instructions: str, deliverables: list[Deliverable], boundary: str) -> str:
+    """The shared part of a rubric prompt: the task's instructions and the deliverables, fenced.
+
+    Apart from `render_rubric` because it is the costly part (escaping every deliverable) and
+    identical for every criterion that reads the same deliverables: `rubric_prompts` makes it once
+    per deliverable set, not once per criterion (55 criteria of a real task read one memo).
+    """
+    prefix_template = TEMPLATES["rubric"].partition(SUFFIX_MARK)[0]
+    return Template(prefix_template).substitute(
+        instructions=fence("instructions", instructions, boundary),
+        deliverables=_deliverables_block(deliverables, boundary),
+    )
+
+
 def render_rubric(
     *,
     task_id: str,
@@ -222,21 +236,18 @@ def render_rubric(
     criterion: Criterion,
     deliverables: list[Deliverable],
     boundary: str,
+    prefix: str | None = None,
 ) -> RenderedPrompt:
-    """Stage A prompt for one criterion: shared part (instructions, deliverables) first."""
+    """Stage A prompt for one criterion: shared part (instructions, deliverables) first.
+
+    `prefix`, when given, is `rubric_prefix(instructions, deliverables, boundary)` made already
+    for another criterion of the same submission (the caller's promise; not rendered again).
+    """
     from evalcore.schema import RubricAnswer
 
-    prefix, suffix = _split(
-        TEMPLATES["rubric"],
-        instructions=fence("instructions", instructions, boundary),
-        deliverables=_deliverables_block(deliverables, boundary),
-        criterion=fence(
-            "criterion",
-            criterion.match_criteria,
-            boundary,
-            id=criterion.id,
-            title=criterion.title,
-        ),
+    suffix_template = TEMPLATES["rubric"].partition(SUFFIX_MARK)[2]
+    suffix = Template(suffix_template).substitute(
+        criterion=fence("criterion", criterion.match_criteria, boundary, id=criterion.id, title=criterion.title)
     )
     key = {
         "purpose": "rubric",
@@ -245,6 +256,8 @@ def render_rubric(
         "criterion": [criterion.id, criterion.title, criterion.match_criteria],
         "deliverables": [(d.name, d.sha256, d.missing) for d in deliverables],
     }
+    if prefix is None:
+        prefix = rubric_prefix(instructions, deliverables, boundary)
     return RenderedPrompt("rubric", _system("rubric", boundary), prefix, suffix, RubricAnswer, key)
 
 

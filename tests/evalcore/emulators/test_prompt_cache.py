@@ -101,6 +101,25 @@ def test_an_automatic_hit_is_zero_or_a_128_token_step_from_1024_within_the_commo
     assert hit == ((common + 1) // 512 * 128 if (common + 1) // 512 * 128 >= 1024 else 0)
 
 
+def _fresh_prefixes(model: str, user: str) -> list[tuple[bytes, int]]:
+    return PrefixCache(block_tokens=2, min_tokens=4, chars_per_token=1.0, ttl_s=300.0, capacity=100)._prefixes(
+        model, "s", user, None)
+
+
+@settings(deadline=None)
+@given(texts=st.lists(st.tuples(st.sampled_from(["m", "n"]), st.integers(0, 3), st.text("ab\u00e9", max_size=24)),
+                      min_size=1, max_size=12))
+def test_a_prefix_digest_is_the_same_whatever_texts_the_cache_hashed_before(
+    texts: list[tuple[str, int, str]]
+) -> None:
+    """The cache resumes hashing from the last text with the same first block: it must give every
+    text the digests a fresh cache gives it (texts here share one of four prefixes, then part)."""
+    c = PrefixCache(block_tokens=2, min_tokens=4, chars_per_token=1.0, ttl_s=300.0, capacity=100)
+    for model, shared, tail in texts:
+        user = "ab" * (3 * shared) + tail
+        assert c._prefixes(model, "s", user, None) == _fresh_prefixes(model, user)
+
+
 def test_with_breakpoints_only_the_prefix_up_to_a_breakpoint_is_cached() -> None:
     c = cache()
     user_a, user_b = SHARED + "criterion A", SHARED + "criterion B"
