@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import posixpath
+import threading
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -363,15 +365,18 @@ SYMLINK_REASON = (
 
 
 def _load_document(
-    name: str, uri: str, endpoint: str | None, root: str, limits: InputLimits
+    name: str, uri: str, endpoint: str | None, root: str, limits: InputLimits, converting: threading.Semaphore
 ) -> SourceDocument | str:
+    """Read one document (any number of threads at once: on S3 a read is mostly waiting), then
+    convert it holding one of `converting`'s slots."""
     if not fs.is_within(uri, root):
         return SYMLINK_REASON
     data = _read(uri, endpoint, limits)
     if isinstance(data, str):
         return data
     try:
-        document = convert(name, data, limits)
+        with converting:
+            document = convert(name, data, limits)
         input_limits.check_source_text(document.text, limits)
     except DocumentError as exc:
         return exc.reason
@@ -414,6 +419,21 @@ def document_warnings(tasks: Iterable[Task], tasks_root: str) -> list[Rejection]
     ]
 
 
+def conversion_slots() -> int:
+    """Documents converted at once: one per core this process may use.
+
+    Why a bound apart from the reading threads: converting is CPU work that mostly holds the GIL,
+    so more converters than cores are not faster, and each holds its document's parse (an XML
+    tree, a PDF's pages) while it runs. Measured on 64 real-size tasks (2 cores, no conversion
+    cache): 16 at once peaked at 528 MB RSS, 2 at once at 188 MB, in the same time
+    (`benchmarks/start_up.py`).
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def _load_folders(
     folders: list[_TaskFolder], endpoint_override: str | None, max_workers: int, root: str, limits: InputLimits
 ) -> tuple[list[Task], list[Rejection]]:
@@ -440,7 +460,9 @@ def _load_folders(
         bad = {p.task_id for p in problems}
         usable = [f for f in ordered if f.id not in bad]
         jobs = [(f, name, doc_uri) for f in usable for name, doc_uri in sorted(f.documents)]
-        converted = list(pool.map(lambda j: _load_document(j[1], j[2], endpoint_override, root, limits), jobs))
+        converting = threading.Semaphore(conversion_slots())
+        converted = list(pool.map(
+            lambda j: _load_document(j[1], j[2], endpoint_override, root, limits, converting), jobs))
 
     documents: dict[str, list[SourceDocument]] = {f.id: [] for f in usable}
     for (folder, _, doc_uri), result in zip(jobs, converted, strict=True):

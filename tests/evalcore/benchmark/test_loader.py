@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 from hypothesis import given
@@ -279,3 +280,37 @@ def test_a_source_symlinked_outside_the_benchmark_is_refused_and_never_read(tmp_
     (task / "documents" / "passwd.txt").unlink()
     (task / "documents" / "same.txt").symlink_to(task / "documents" / "lease.txt")  # inside: fine
     assert [d.name for d in load_benchmark(str(tmp_path / "bench")).tasks[0].documents] == ["lease.txt", "same.txt"]
+
+
+def test_no_more_documents_are_converted_at_once_than_there_are_conversion_slots(tmp_path, bench, monkeypatch):
+    """Reading threads are many (S3 reads wait); converting holds the GIL and a parse in memory,
+    so at most `conversion_slots()` documents are converted at once. Three converters meeting at a
+    barrier would pass it; with two slots the third never arrives and the barrier gives up."""
+    from evalcore.benchmark import loader
+
+    docs = {f"d{i}.txt": f"Clause {i}: the rent is due monthly.".encode() for i in range(12)}
+    bench.write(tmp_path / "tasks", "re/lease", documents=docs)
+    monkeypatch.setattr(loader, "conversion_slots", lambda: 2)
+    meet = threading.Barrier(3, timeout=1.0)
+    active, most = [0], [0]
+    lock = threading.Lock()
+    real_convert = loader.convert
+
+    def counting_convert(*args, **kwargs):
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        try:
+            meet.wait()
+        except threading.BrokenBarrierError:
+            pass
+        try:
+            return real_convert(*args, **kwargs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    monkeypatch.setattr(loader, "convert", counting_convert)
+    load = load_benchmark(str(tmp_path), max_workers=16)
+    assert load.ok and len(load.tasks[0].documents) == 12
+    assert most[0] <= 2
