@@ -55,7 +55,7 @@ from evalcore.emulators import (  # noqa: E402
 from evalcore.emulators._limits import RateLimiter  # noqa: E402
 from evalcore.prompts import render_rubric  # noqa: E402
 from evalcore.schema import Criterion, Deliverable, RubricAnswer  # noqa: E402
-from evalcore.vendors.budget import ARRIVAL_S, VENDOR_BURST_S, RateBudget  # noqa: E402
+from evalcore.vendors.budget import ARRIVAL_S, SENT_ARRIVAL_S, VENDOR_BURST_S, RateBudget  # noqa: E402
 from evalcore.vendors.registry import create_vendor  # noqa: E402
 
 EMULATORS: dict[str, Any] = {"openai": OpenAIEmulator, "anthropic": AnthropicEmulator, "xai": XAIEmulator}
@@ -116,7 +116,8 @@ async def run(vendor: str, latency_s: float, rpm: int, window: float, minutes: f
         budget: RateBudget
         if algorithm == "token_bucket":
             budget = _VendorTimeBudget(
-                rpm, TPM, window_s=window, burst_s=burst_s * scale, arrival_s=ARRIVAL_S * scale, scale=scale
+                rpm, TPM, window_s=window, burst_s=burst_s * scale, arrival_s=ARRIVAL_S * scale,
+                sent_arrival_s=SENT_ARRIVAL_S * scale, scale=scale,
             )
         else:  # the previous budget: a strict sliding window at 95 % of the limit
             budget = _VendorTimeBudget(rpm, TPM, window_s=window, safety=0.95, algorithm="sliding_window", scale=scale)

@@ -107,6 +107,14 @@ class RateLimits(_Strict):
         description="Seconds of refill the vendor's bucket holds (60: the whole minute; 1: per-second "
         "slices). None: the vendor's own (evalcore.vendors.budget.VENDOR_BURST_S).",
     )
+    sent_arrival_s: float = Field(
+        default=0.1,
+        ge=0,
+        le=10,
+        description="Seconds within which a request whose body the HTTP client has written reaches the vendor "
+        "(one-way network time and the socket buffer's drain): the token-bucket budget counts the call "
+        "against the vendor's bucket from then. Raise it for a host far from the vendor or a slow uplink.",
+    )
 
 
 class RetryPolicy(_Strict):

@@ -9,8 +9,9 @@ Two models of a vendor's limit, chosen per vendor entry (`RateLimits.algorithm`)
   per second. Anthropic's bucket holds the whole minute; OpenAI enforces a per-minute limit in
   per-second slices, so its bucket holds one second (`VENDOR_BURST_S`). The budget keeps the same
   buckets, but charges a call to them at the latest moment it can have reached the vendor — its
-  completion, or `arrival_s` after it was let through if that is earlier — and counts the calls
-  not charged yet as charged already: a call may go when `level - pending >= 1` (tokens alike).
+  completion, or `arrival_s` after it was let through, or `sent_arrival_s` after its adapter saw
+  its last byte written, whichever is earliest — and counts the calls not charged yet as charged
+  already: a call may go when `level - pending >= 1` (tokens alike).
   Whenever the vendor actually received each call within that span, its bucket is never emptier
   than ours, so no call is refused (exact, not a hopeful margin), and the steady state runs at
   the full rate whatever the latency (slow reasoning models included). The initial allowance (a
@@ -68,6 +69,12 @@ VENDOR_BURST_S: dict[str, float] = {"openai": 1.0, "anthropic": 60.0, "xai": 60.
 #: prompt; the model's thinking comes after): the token-bucket model's one assumption.
 ARRIVAL_S = 0.5
 
+#: Seconds within which a request whose last byte the HTTP client has written reaches the vendor
+#: (the network's one-way time and the socket buffer's drain): when the adapter reports the write
+#: (`Reservation.sent`), the call is charged then, if that is earlier than `ARRIVAL_S` after its
+#: grant. The default of a vendor entry's own (`RateLimits.sent_arrival_s`).
+SENT_ARRIVAL_S: float = RateLimits.model_fields["sent_arrival_s"].default
+
 Algorithm = Literal["token_bucket", "sliding_window"]
 
 #: The order in which calls waiting on one budget get their turn (lowest first; `JudgeRequest.purpose`).
@@ -124,15 +131,18 @@ class _LedgerLike(Protocol):
     def wait_s(self, now: float, tokens: int) -> float: ...
     def grant(self, tokens: int) -> int: ...
     def settle(self, rid: int, now: float, tokens: int | None) -> None: ...
+    def sent(self, rid: int, now: float) -> None: ...
     def rate_limited(self, now: float, retry_after_s: float | None) -> None: ...
 
 
 class _BucketLedger:
     """The vendor's token buckets; a call is charged when it can first have reached the vendor.
 
-    A granted call reaches the vendor at the latest when it completes, and — the one assumption —
+    A granted call reaches the vendor at the latest when it completes, and — the assumptions —
     no later than `arrival_s` after its grant (the time to connect and upload; the model's
-    thinking time comes after). It is charged to the buckets at the earlier of the two; until
+    thinking time comes after), nor `sent_arrival_s` after its request was written out (`sent`,
+    when the adapter's transport reports it: the network's one-way time and the socket buffer's
+    drain). It is charged to the buckets at the earliest of these; until
     then it is *pending* and counted as if charged already: a call may go when
     `level - pending >= 1` (tokens alike, with the estimate; usage above it is charged when the
     call settles). Why this is exact: the vendor's bucket at time t holds the minimum over s of
@@ -149,6 +159,7 @@ class _BucketLedger:
         burst_s: float,
         now: float,
         arrival_s: float = INF,
+        sent_arrival_s: float = INF,
     ) -> None:
         self.req_rate = requests_cap / window_s
         self.tok_rate = tokens_cap / window_s
@@ -156,11 +167,13 @@ class _BucketLedger:
         self.tok_capacity = max(1.0, self.tok_rate * burst_s)
         self.window_s = window_s
         self.arrival_s = arrival_s
+        self.sent_arrival_s = sent_arrival_s
         self.req_level = self.req_capacity  # a vendor's bucket starts full: use the initial allowance
         self.tok_level = self.tok_capacity
         self.inflight: dict[int, int] = {}  # every call not settled yet: rid -> estimated tokens
-        self.pending: dict[int, float] = {}  # not charged yet: rid -> grant time (insertion order = time)
+        self.pending: dict[int, float] = {}  # not charged yet: rid -> its arrival bound (INF: none)
         self.pending_tokens = 0
+        self._bounds: list[tuple[float, int]] = []  # heap of (bound, rid); stale when `pending` moved on
         self.paused_until = -INF
         self._at = now
         self._next_id = 0
@@ -189,11 +202,9 @@ class _BucketLedger:
         within a wake-up of the bound.
         """
         self._refill(now)
-        if self.arrival_s != INF:
-            while self.pending:
-                rid, granted = next(iter(self.pending.items()))
-                if granted + self.arrival_s > now:
-                    break
+        while self._bounds and self._bounds[0][0] <= now:
+            bound, rid = heapq.heappop(self._bounds)
+            if self.pending.get(rid) == bound:
                 self._charge(rid)
 
     def wait_s(self, now: float, tokens: int) -> float:
@@ -216,18 +227,32 @@ class _BucketLedger:
         return max(waits)
 
     def _until_charged(self, now: float) -> float:
-        """More is pending than the bucket holds: wait for the oldest to be charged (or settle)."""
-        if not self.pending or self.arrival_s == INF:
+        """More is pending than the bucket holds: wait for the first to be charged (or settle)."""
+        while self._bounds and self.pending.get(self._bounds[0][1]) != self._bounds[0][0]:
+            heapq.heappop(self._bounds)  # settled, or its bound moved earlier
+        if not self._bounds:
             return INF
-        return max(next(iter(self.pending.values())) + self.arrival_s - now, _MIN_WAIT_S)
+        return max(self._bounds[0][0] - now, _MIN_WAIT_S)
 
     def grant(self, tokens: int) -> int:
         """Take the slot (call only right after `wait_s` returned 0 for the same `now`)."""
         self._next_id += 1
         self.inflight[self._next_id] = tokens
-        self.pending[self._next_id] = self._at
+        self._bound(self._next_id, self._at + self.arrival_s)
         self.pending_tokens += tokens
         return self._next_id
+
+    def _bound(self, rid: int, bound: float) -> None:
+        self.pending[rid] = bound
+        if bound != INF:
+            heapq.heappush(self._bounds, (bound, rid))
+
+    def sent(self, rid: int, now: float) -> None:
+        """The call's request has been handed to the network (its last byte written): it reaches the
+        vendor within `sent_arrival_s` of now, which may be earlier than its bound from the grant."""
+        bound = self.pending.get(rid)
+        if bound is not None and now + self.sent_arrival_s < bound:
+            self._bound(rid, now + self.sent_arrival_s)
 
     def settle(self, rid: int, now: float, tokens: int | None) -> None:
         """The call ended: charge it now if it was still pending, and reconcile its tokens."""
@@ -362,6 +387,9 @@ class _Ledger:
         self.tok_level -= tokens
         return self._next_id
 
+    def sent(self, rid: int, now: float) -> None:
+        """Nothing to do: a request occupies this budget from its grant, whenever it reached the vendor."""
+
     def settle(self, rid: int, now: float, tokens: int | None) -> None:
         """The call ended: it keeps occupying the window for one window from now."""
         estimate = self.inflight.pop(rid, None)
@@ -423,6 +451,12 @@ class Reservation:
         self.settled = True
         self._budget._settle(self._rid, actual_tokens)
 
+    def sent(self) -> None:
+        """The request's last byte was handed to the network now (the adapter's transport says so):
+        the budget may count it as arrived sooner than its grant's bound."""
+        if not self.settled:
+            self._budget._sent(self._rid)
+
 
 class RateBudget:
     """Requests and tokens per window (a minute) for one vendor, shared by all its callers.
@@ -430,7 +464,8 @@ class RateBudget:
     `algorithm` picks the model of the vendor's limit (module doc); `burst_s` is the bucket's
     capacity in seconds of refill (token bucket; default the whole window) or the pacing
     bucket's (sliding window; default a sixtieth of the window); `arrival_s` bounds the time a
-    call takes to reach the vendor after it is let through (token bucket; real seconds). `safety` < 1 keeps the budget
+    call takes to reach the vendor after it is let through, and `sent_arrival_s` after its
+    adapter reported it sent (`Reservation.sent`; token bucket; real seconds). `safety` < 1 keeps the budget
     under the published limits for a key shared with clients we cannot see. Use one instance per
     vendor account per process, shared by the entries on it (`sharding.create_account_vendors`;
     the Ray layer: one per vendor actor). `clock` (and `sleep`, which
@@ -452,6 +487,7 @@ class RateBudget:
         burst_s: float | None = None,
         algorithm: Algorithm = "token_bucket",
         arrival_s: float = ARRIVAL_S,
+        sent_arrival_s: float = SENT_ARRIVAL_S,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
@@ -468,7 +504,8 @@ class RateBudget:
         self._ledger: _LedgerLike
         if algorithm == "token_bucket":
             burst = window_s if burst_s is None else burst_s
-            self._ledger = _BucketLedger(rpm, tpm, window_s, burst, clock(), arrival_s=arrival_s)
+            self._ledger = _BucketLedger(rpm, tpm, window_s, burst, clock(), arrival_s=arrival_s,
+                                         sent_arrival_s=sent_arrival_s)
         else:
             # the pacing bucket holds one second's worth of a minute (scaled with a shorter window)
             pace = window_s / 60.0 if burst_s is None else burst_s
@@ -492,6 +529,7 @@ class RateBudget:
         if "burst_s" not in kwargs and limits.algorithm == "token_bucket":
             burst = limits.burst_s or VENDOR_BURST_S.get(adapter or "", 60.0)
             kwargs["burst_s"] = burst / 60.0 * window_s
+        kwargs.setdefault("sent_arrival_s", limits.sent_arrival_s)
         return cls(
             limits.requests_per_minute * fraction,
             limits.tokens_per_minute * fraction,
@@ -564,6 +602,10 @@ class RateBudget:
     def _settle(self, rid: int, actual_tokens: int | None) -> None:
         self._ledger.settle(rid, self._clock(), actual_tokens)
         self._changed.set()
+
+    def _sent(self, rid: int) -> None:
+        self._ledger.sent(rid, self._clock())
+        self._changed.set()  # a call waiting for this one's charge may go sooner
 
     def on_rate_limited(self, retry_after_s: float | None = None) -> None:
         """A 429 / RESOURCE_EXHAUSTED came back: pause everyone, slow down for a while."""

@@ -18,7 +18,7 @@ import httpx2
 
 from evalcore.errors import ErrorKind
 from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info, parse_retry_after
-from evalcore.vendors.adapters.common import Classified
+from evalcore.vendors.adapters.common import Classified, request_written
 
 
 class StainlessErrors:
@@ -71,12 +71,26 @@ def pooled_http_client(sdk: ModuleType, connections: int) -> httpx2.AsyncClient:
     """The SDK's default HTTP client (its timeouts, redirects, TCP keepalive) with a pool of
     `connections`, all kept alive: the adapter never gives a client more calls at once
     (`SDKAdapter`), so the pool never makes a call wait (nor counts that wait against its
-    timeout), and a steady load reopens none."""
+    timeout), and a steady load reopens none. Each request it sends reports when its body has
+    been written (`_report_written`), so the rate budget can count it as arrived then."""
     client: httpx2.AsyncClient = sdk.DefaultAsyncHttpxClient(
         limits=httpx2.Limits(max_connections=connections, max_keepalive_connections=connections),
         verify=shared_tls(),
+        event_hooks={"request": [_trace_writes]},
     )
     return client
+
+
+async def _trace_writes(request: httpx2.Request) -> None:
+    """Give the request the transport's `trace` extension (httpcore calls it at each step of a
+    request's life), unless someone else traces it already."""
+    request.extensions.setdefault("trace", _report_written)
+
+
+async def _report_written(event: str, info: dict[str, Any]) -> None:
+    """HTTP/1.1 and HTTP/2 alike: the body's last byte is written (`request_written`)."""
+    if event.endswith(".send_request_body.complete"):
+        request_written()
 
 
 @cache

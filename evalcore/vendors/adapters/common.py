@@ -15,6 +15,7 @@ and read the answer (`_read`), and the attempt around those steps is the templat
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import math
@@ -44,6 +45,22 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 MAX_CAUSE_CHARS = 400
 MIN_SECRET_CHARS = 6
+
+
+_SENT: contextvars.ContextVar[Reservation | None] = contextvars.ContextVar("tribunal_sent", default=None)
+"""The budget slot of the attempt running in this task (set around `_attempt`): `request_written`
+reports to it."""
+
+
+def request_written() -> None:
+    """The current attempt's request has been written out: its last byte handed to the network.
+
+    Called by an adapter's transport (`_stainless.pooled_http_client`'s trace hook); the rate
+    budget may then count the call as arrived at the vendor sooner (`Reservation.sent`). Outside
+    an attempt, or for an attempt with no budget, it does nothing."""
+    reservation = _SENT.get()
+    if reservation is not None:
+        reservation.sent()
 
 
 class Classified(NamedTuple):
@@ -387,8 +404,12 @@ class AdapterBase(ABC, Generic[C]):
                     # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` returns the result of
                     # an attempt that finished as the call was cancelled and loses the cancellation
                     # (CPython gh-86296, fixed in 3.12); it also runs the attempt as a task of its own.
-                    async with asyncio.timeout(timeout_s):
-                        result = await self._attempt(client, request, schema, timeout_s)
+                    writing = _SENT.set(reservation)
+                    try:
+                        async with asyncio.timeout(timeout_s):
+                            result = await self._attempt(client, request, schema, timeout_s)
+                    finally:
+                        _SENT.reset(writing)
                     attempt_cost = result.cost_usd if result.cost_usd is not None else self._price(result.usage)
                 except BadOutput as exc:
                     if exc.usage is not None:

@@ -68,6 +68,7 @@ class VendorContract:
     emulator_cls: ClassVar[Any]
     key_env: ClassVar[str]
     reports_cost: ClassVar[bool] = False  # xAI bills each call itself (cost_in_usd_ticks)
+    reports_written: ClassVar[bool] = True  # xAI's gRPC channel has no hook: its calls keep the grant's bound
 
     @staticmethod
     def endpoint(emu: Any) -> str:
@@ -112,6 +113,30 @@ class VendorContract:
             await vendor.aclose()
 
     # ------------------------------------------------------------------ the contract
+
+    async def test_each_attempt_reports_its_request_written_to_its_own_budget_slot_before_it_settles(
+        self, emu: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The HTTP adapters tell the rate budget when an attempt's request body is written, so it
+        can count the call as arrived then (`RateBudget`'s `sent_arrival_s`); a retry is a new slot."""
+        vendor: Any = create_vendor(self.config(emu))
+        ledger = vendor.budget._ledger
+        reported: list[tuple[int, bool]] = []  # (slot, still in flight when reported)
+        real = vendor.budget._sent
+        monkeypatch.setattr(vendor.budget, "_sent", lambda rid: (reported.append((rid, rid in ledger.inflight)),
+                                                                 real(rid)))
+        emu.push(ServerError(503))
+        try:
+            first = await vendor.complete(judge_request(0), RubricAnswer)
+            second = await vendor.complete(judge_request(1), RubricAnswer)
+        finally:
+            await vendor.aclose()
+        assert (first.attempts, second.attempts) == (2, 1) and len(emu.requests) == 3
+        if self.reports_written:
+            assert [still for _, still in reported] == [True] * 3
+            assert len({rid for rid, _ in reported}) == 3
+        else:
+            assert reported == []
 
     async def test_success_returns_the_parsed_answer_with_usage_cost_and_request_id(self, emu: Any) -> None:
         reply = await self.call(emu)

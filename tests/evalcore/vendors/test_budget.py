@@ -301,6 +301,94 @@ def test_the_vendors_token_bucket_never_refuses_a_request_whenever_it_arrives_in
         assert server.admit(tokens).admitted
 
 
+def _simulate_sent(
+    ledger: _BucketLedger, calls: list[tuple[int, float, float, float]], arrival_s: float, sent_arrival_s: float
+) -> list[tuple[float, int]]:
+    """Like `_simulate`, with each call's request reported written (`sent`) at some moment before
+    its grant's arrival bound and its completion, then reaching the server within
+    `sent_arrival_s` of that (and within its other bounds). Calls: (tokens, latency, where it is
+    written in its window, where it arrives in its window). Returns the arrivals."""
+    t = 0.0
+    queue = list(calls)
+    events: list[tuple[float, int, str, int, int]] = []  # (time, seq, "sent" | "settle", rid, tokens)
+    arrivals: list[tuple[float, int]] = []
+    seq = 0
+    while queue or events:
+        wait = INF
+        while queue:
+            tokens, latency, send_frac, arrive_frac = queue[0]
+            wait = ledger.wait_s(t, tokens)
+            if wait > 0:
+                break
+            rid = ledger.grant(tokens)
+            queue.pop(0)
+            done = t + latency
+            sent = t + send_frac * (min(t + arrival_s, done) - t)
+            arrive = sent + arrive_frac * (min(t + arrival_s, sent + sent_arrival_s, done) - sent)
+            arrivals.append((arrive, tokens))
+            seq += 1
+            heapq.heappush(events, (sent, seq, "sent", rid, tokens))
+            seq += 1
+            heapq.heappush(events, (done, seq, "settle", rid, tokens))
+        next_try = t + wait if queue and wait != INF else INF
+        t = min(events[0][0] if events else INF, next_try)
+        assert t != INF, "deadlock: nothing in flight and the budget never opens"
+        while events and events[0][0] <= t:
+            _, _, kind, rid, tokens = heapq.heappop(events)
+            if kind == "sent":
+                ledger.sent(rid, t)
+            else:
+                ledger.settle(rid, t, tokens)
+    return sorted(arrivals)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    rpm=st.integers(min_value=1, max_value=40),
+    burst_s=st.sampled_from([1.0, 7.5, 60.0]),
+    calls=st.lists(
+        st.tuples(st.integers(min_value=1, max_value=300), st.floats(min_value=0, max_value=90),
+                  st.floats(min_value=0, max_value=1), st.floats(min_value=0, max_value=1)),
+        min_size=1, max_size=50,
+    ),
+    arrival_s=st.sampled_from([0.5, INF]),
+    sent_arrival_s=st.sampled_from([0.0, 0.1, 1.0]),
+)
+def test_a_call_reported_sent_is_charged_sooner_and_the_vendors_bucket_still_refuses_nothing(
+    rpm: int, burst_s: float, calls: list[tuple[int, float, float, float]], arrival_s: float, sent_arrival_s: float
+) -> None:
+    """With each call charged at the earliest of its bounds (its grant's, its write's, its
+    completion), every arrival within them is admitted by the vendor's own bucket."""
+    tpm = 5000
+    ledger = _BucketLedger(rpm, tpm, 60.0, burst_s, now=0.0, arrival_s=arrival_s, sent_arrival_s=sent_arrival_s)
+    arrivals = _simulate_sent(ledger, calls, arrival_s, sent_arrival_s)
+    now = [0.0]
+    server = RateLimiter(
+        ServerLimits(requests_per_minute=rpm, tokens_per_minute=tpm, burst_s=burst_s), clock=lambda: now[0]
+    )
+    for at, tokens in arrivals:
+        now[0] = at
+        assert server.admit(tokens).admitted
+
+
+def test_a_full_bucket_refills_from_when_its_calls_were_written_not_from_their_grants_bound() -> None:
+    """OpenAI's one-second bucket at 600/min: ten calls granted at once, written 10 ms later. The
+    eleventh may go 0.1 s after they are counted (written + 0.1 s), not after the grant's 0.5 s."""
+    for report_sent, first_after in ((False, 0.6), (True, 0.21)):
+        ledger = _BucketLedger(600, 10**9, 60.0, 1.0, now=0.0, arrival_s=0.5, sent_arrival_s=0.1)
+        rids = []
+        while ledger.wait_s(0.0, 1) == 0:
+            rids.append(ledger.grant(1))
+        assert len(rids) == 10
+        if report_sent:
+            for rid in rids:
+                ledger.sent(rid, 0.01)
+        t = 0.0
+        while (wait := ledger.wait_s(t, 1)) > 0:
+            t += wait
+        assert t == pytest.approx(first_after)
+
+
 def _steady_state(latency_s: float, rpm: int = 600, burst_s: float = 60.0, minutes: int = 10) -> float:
     """Requests per minute the budget lets through with an endless backlog at a fixed latency,
     after the first minute (the initial allowance left out): event-driven, on a fake clock."""

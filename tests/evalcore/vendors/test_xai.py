@@ -19,6 +19,7 @@ class TestXAI(VendorContract):
     emulator_cls = XAIEmulator
     key_env = "TRIBUNAL_TEST_XAI_KEY"
     reports_cost = True
+    reports_written = False
 
     @staticmethod
     def endpoint(emu: Any) -> str:
