@@ -84,7 +84,18 @@ def escape(text: str) -> str:
     A zero-width mark goes between every two equal angle brackets (so '<<<' can never appear);
     marks already in the text are doubled first, which makes the escape reversible.
     """
+    return _escape_kept(text) if len(text) >= _KEPT_ESCAPE_CHARS else _escape(text)
+
+
+def _escape(text: str) -> str:
     return _DOUBLED.sub(lambda m: m.group(1) + _ZW, text.replace(_ZW, _ZW + _ZW))
+
+
+_KEPT_ESCAPE_CHARS = 4096
+_escape_kept = functools.lru_cache(maxsize=64)(_escape)
+"""`escape` of a long text, kept for the last 64: a task's source documents are fenced into the
+Stage 1 and Stage 2 prompts of every submission of the task, and a deliverable into its rubric,
+Stage 1 and Stage 2 prompts (a real task: 5-15 sources of 20k-150k tokens in all)."""
 
 
 def unescape(text: str) -> str:

@@ -66,7 +66,7 @@ _HEADER_LAG_S = 0.05  # how old a `remaining` header may be when we read it
 VENDOR_BURST_S: dict[str, float] = {"openai": 1.0, "anthropic": 60.0, "xai": 60.0}
 
 #: Seconds within which a call let through has reached the vendor (connecting and uploading the
-#: prompt; the model's thinking comes after): the token-bucket model's one assumption.
+#: prompt; the model's thinking comes after): the token-bucket model's assumption about the network.
 ARRIVAL_S = 0.5
 
 #: Seconds within which a request whose last byte the HTTP client has written reaches the vendor

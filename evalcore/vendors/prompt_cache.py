@@ -34,6 +34,20 @@ class CachePlan:
         return self.pending[-1][1] - self.hit_tokens if self.pending else 0
 
 
+def _blocks_in_common(text: str, old: str, limit: int, block_chars: int) -> int:
+    """How many of the first `limit` blocks two texts share: a binary search whose steps compare
+    only the blocks not yet known to match (one slice each), so the whole takes about two passes
+    over the shared part instead of a step per block."""
+    same, hi = 0, limit  # blocks [0, same) match; the first mismatch, if any, is before hi
+    while same < hi:
+        mid = (same + hi + 1) // 2
+        if text.startswith(old[same * block_chars : mid * block_chars], same * block_chars):
+            same = mid
+        else:
+            hi = mid - 1
+    return same
+
+
 class PrefixCache:
     """Prompt caching as the vendors do it (see the Emulators section of the README).
 
@@ -111,9 +125,7 @@ class PrefixCache:
         digests: list[bytes] = []
         if kept is not None:
             old, old_states, old_digests = kept
-            limit = min(blocks, len(old_states))
-            while same < limit and text.startswith(old[same * bc : (same + 1) * bc], same * bc):
-                same += 1
+            same = _blocks_in_common(text, old, min(blocks, len(old_states)), bc)
             states, digests = old_states[:same], old_digests[:same]
         h = states[-1].copy() if states else hashlib.sha256(model.encode() + b"\x00")
         for i in range(same, blocks):

@@ -84,11 +84,14 @@ def test_property_parse_recovers_any_deliverable_text(text: str) -> None:
     assert parsed.one("criterion").attrs["id"] == "C-001"  # type: ignore[union-attr]
 
 
-@given(st.text(max_size=200))
-def test_property_escaped_text_never_contains_a_fence_marker(text: str) -> None:
-    escaped = escape(text)
-    assert "<<" not in escaped and ">>" not in escaped
-    assert unescape(escaped) == text
+@given(st.text(max_size=200), st.sampled_from([1, 40]))
+def test_property_escaped_text_never_contains_a_fence_marker(text: str, copies: int) -> None:
+    """Short texts and long ones (escaped once and kept: a task's sources recur in every prompt)."""
+    text = text * copies
+    for _ in range(2):  # the second time, a long text's kept escape
+        escaped = escape(text)
+        assert "<<" not in escaped and ">>" not in escaped
+        assert unescape(escaped) == text
 
 
 def test_detect_prompt_fences_every_source_and_deliverable() -> None:

@@ -19,7 +19,7 @@ from evalcore.emulators import (
     OpenAIEmulator,
     ScriptedResponder,
 )
-from evalcore.vendors.prompt_cache import PrefixCache
+from evalcore.vendors.prompt_cache import PrefixCache, _blocks_in_common
 
 
 class Verdict(BaseModel):
@@ -118,6 +118,15 @@ def test_a_prefix_digest_is_the_same_whatever_texts_the_cache_hashed_before(
     for model, shared, tail in texts:
         user = "ab" * (3 * shared) + tail
         assert c._prefixes(model, "s", user, None) == _fresh_prefixes(model, user)
+
+
+@given(a=st.text("ab", max_size=40), b=st.text("ab", max_size=40), block=st.integers(1, 5))
+def test_the_blocks_two_texts_share_are_counted_as_a_block_by_block_comparison_would(a: str, b: str, block: int) -> None:
+    limit = min(len(a), len(b)) // block
+    linear = 0
+    while linear < limit and a[linear * block : (linear + 1) * block] == b[linear * block : (linear + 1) * block]:
+        linear += 1
+    assert _blocks_in_common(a, b, limit, block) == linear
 
 
 def test_with_breakpoints_only_the_prefix_up_to_a_breakpoint_is_cached() -> None:
