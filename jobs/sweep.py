@@ -7,8 +7,10 @@ Shape of a run (`run_sweep` is this list, one named step each):
    create its run.json, and claim the attempt's number (`jobs.run_identity.open_run`); a storage
    failure from here on stops the sweep, resumable (`RunStorageFailed`, exit 3);
 3. read the submission stream once, held to the input limits (`jobs.intake.SubmissionPass`): that
-   one read feeds the cost estimate (and `--max-cost`'s ledger, `jobs.cost`), sets the progress
-   total, records the rejections, and spools the shards the grading loop sends;
+   one read feeds the cost estimate (priced in chunks as Ray tasks while the read goes on, and
+   `--max-cost`'s ledger, `jobs.cost`), sets the progress total, records the rejections, and
+   spools the shards the grading loop sends; the tasks and the configuration are put in the
+   object store once, for the estimate and the shards;
 4. one `VendorActor` per vendor account, serving every entry on it (judges + auditor; the OpenAI
    judge and the auditor share one; N for an account one actor cannot carry,
    `jobs/vendor_pool.py`), and a preflight call through each entry (`jobs.startup`) once the
@@ -20,7 +22,7 @@ Shape of a run (`run_sweep` is this list, one named step each):
    shards whose submissions are all done are skipped; the rest go to `grade_shard` tasks
    (`jobs.shard_work`), at most `max_in_flight` at a time (`jobs.in_flight`: memory stays flat
    in N), with each task's grounding index built once per sweep on the task's first shard
-   (`SourceIndexes`) and the configuration put in the object store once; each `grade_shard`
+   (`SourceIndexes`); each `grade_shard`
    grades its submissions with `evalcore.grade_submission` and writes its rows as one shard of
    every table;
 6. the driver shows progress (also as Ray metrics, `jobs.metrics`) and listens for Ctrl-C
@@ -45,7 +47,7 @@ from rich.text import Text
 
 from evalcore.benchmark.ocr import use_cache as use_ocr_cache
 from evalcore.errors import StorageError, TribunalError
-from evalcore.schema import Rejection, Task
+from evalcore.schema import Rejection
 from evalcore.storage import fs
 from evalcore.storage.store import (
     SUCCESS,
@@ -164,12 +166,15 @@ def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_loc
         journal_before = read_journal(run.run_uri, console) if opts.config.batch.enabled else {}
         with read_submissions(opts, bench, run, rejected) as intake:
             init_ray(opts.address, _env_for_workers())
-            watch = CostWatch.start(opts.config, tasks, intake.pending(), opts.max_cost_usd)  # the one read
+            task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
+            config_ref = put_config(opts.config)
+            watch = CostWatch.start(opts.config, tasks, intake.pending(), opts.max_cost_usd,  # the one read
+                                    task_refs=task_refs, config_ref=config_ref)
             summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
             summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
             actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger_name,
                                   opts.detach)
-            failed = grade_shards(opts, run, summary, intake.shards(), tasks, watch, actors, console)
+            failed = grade_shards(opts, run, summary, intake.shards(), task_refs, config_ref, watch, actors, console)
         finish(summary, rejected, watch, t0, opts.config, console, journal_before=journal_before)
         if failed is not None:  # after the attempt's summary: what was stored is recorded
             raise resumable(failed, f"; the sweep stopped sending shards ({len(summary.failed_shards)} not "
@@ -327,7 +332,8 @@ def grade_shards(
     run: OpenedRun,
     summary: SweepSummary,
     shards: Iterator[SpooledShard],
-    tasks: dict[str, Task],
+    task_refs: dict[str, Any],
+    config_ref: Any,
     watch: CostWatch,
     actors: dict[str, Any],
     console: Console,
@@ -338,12 +344,11 @@ def grade_shards(
     actors are stopped on the way out, whatever way that is. Returns the first storage failure of
     a shard (after it no new shard was sent), else None.
     """
-    task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
     window = InFlight(opts.max_in_flight)
     with Interrupt(console) as interrupt:
         loop = _ShardLoop(opts, run, summary, watch, actors, console, interrupt, window, task_refs,
                           SourceIndexes(task_refs, enabled=opts.config.audit.grounding_candidates),
-                          put_config(opts.config), metrics=SweepMetrics(run.run_id, watch.estimated_usd))
+                          config_ref, metrics=SweepMetrics(run.run_id, watch.estimated_usd))
         loop.record_metrics(0.0)
         try:
             with SweepProgress(console, opts.progress, summary.submissions_total,

@@ -39,7 +39,7 @@ batches that waits for the last to end, so a batch sweep takes up to rounds × t
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -287,6 +287,11 @@ class _Replay:
         return [p.hit_tokens for p in plans]
 
 
+def _batched(config: TribunalConfig) -> set[str]:
+    """The entries whose calls all go through their vendor's batch API (batch mode)."""
+    return {cfg.name for cfg in config.vendors() if config.batch.enabled and has_batch_api(cfg)}
+
+
 def estimate(
     tasks: Mapping[str, Task],
     submissions: Iterable[Submission],
@@ -310,6 +315,25 @@ def estimate(
     × shards in flight; None: all of them), so each further group repeats the rounds of batches;
     `batch_completion_s` is the expected time for a batch to end, when the caller knows it.
     """
+    part = estimate_part(tasks, submissions, config, model, fast=fast, on_request=on_request)
+    return finish(part, config, in_flight=in_flight, batch_completion_s=batch_completion_s)
+
+
+def estimate_part(
+    tasks: Mapping[str, Task],
+    submissions: Iterable[Submission],
+    config: TribunalConfig,
+    model: OutputModel | None = None,
+    *,
+    fast: bool = False,
+    on_request: Callable[[Submission, VendorConfig, JudgeRequest], None] | None = None,
+) -> Estimate:
+    """`estimate`'s counts and dollars for some submissions, without the wall times (`finish`).
+
+    Why apart: each submission is priced on its own (a fresh cache replay per submission), so the
+    parts of a sweep's submissions add up (`combine`) and can be priced in parallel (a sweep
+    prices its pending submissions in chunks on the cluster, `jobs.cost`).
+    """
     model = model or OutputModel()
     budget = config.prompt_budget
     cpt = budget.chars_per_token
@@ -318,7 +342,7 @@ def estimate(
     modes = pricing_modes(config)
     acc = {cfg.name: VendorEstimate(vendor=cfg.name, model=cfg.model) for cfg in config.vendors()}
     audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
-    batched = {cfg.name for cfg in config.vendors() if config.batch.enabled and has_batch_api(cfg)}
+    batched = _batched(config)
 
     def add(sub: Submission, cfg: VendorConfig, request: JudgeRequest, request_tokens: int, cached: int,
             weight: float) -> None:
@@ -382,6 +406,41 @@ def estimate(
             add(sub, auditor, stage2, stage2.estimated_input_tokens + int(model.verify_flag_tokens), hit,
                 audit_weight * model.verify_share)
 
+    est.vendors = list(acc.values())
+    return est
+
+
+def combine(parts: Sequence[Estimate]) -> Estimate:
+    """The sum of `estimate_part`s of one configuration over disjoint submissions (not finished)."""
+    if not parts:
+        raise ValueError("nothing to combine")
+    first = parts[0]
+    total = first.model_copy(update={"submissions": 0, "too_long": 0, "vendors": [], "batch_wall_time": None})
+    sums: dict[str, VendorEstimate] = {}
+    for part in parts:
+        total.submissions += part.submissions
+        total.too_long += part.too_long
+        for v in part.vendors:
+            into = sums.setdefault(v.vendor, VendorEstimate(vendor=v.vendor, model=v.model))
+            into.calls += v.calls
+            into.input_tokens += v.input_tokens
+            into.cached_input_tokens += v.cached_input_tokens
+            into.output_tokens += v.output_tokens
+            for field, add in ((into.cost_usd, v.cost_usd), (into.cost_usd_cold, v.cost_usd_cold),
+                               (into.calls_by_purpose, v.calls_by_purpose)):
+                for key, value in add.items():
+                    field[key] = field.get(key, 0.0) + value
+    total.vendors = list(sums.values())
+    return total
+
+
+def finish(
+    est: Estimate, config: TribunalConfig, *, in_flight: int | None = None, batch_completion_s: float | None = None
+) -> Estimate:
+    """Add the wall times to summed counts: the rate limits' lower bound online, the rounds of
+    batches in batch mode (`estimate` explains `in_flight` and `batch_completion_s`)."""
+    acc = {v.vendor: v for v in est.vendors}
+    batched = _batched(config)
     for cfg in config.vendors():
         v = acc[cfg.name]
         if cfg.name in batched:
@@ -390,7 +449,6 @@ def estimate(
             per_s_requests = BUDGET_SHARE * cfg.limits.requests_per_minute / 60
             per_s_tokens = BUDGET_SHARE * cfg.limits.tokens_per_minute / 60
             v.min_wall_s = max(v.calls / per_s_requests, (v.input_tokens + v.output_tokens) / per_s_tokens)
-    est.vendors = list(acc.values())
     if batched:
         stages = [p for p in ("rubric", "detect", "verify")
                   if any(acc[name].calls_by_purpose.get(p, 0.0) > 0 for name in batched)]

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
@@ -20,7 +22,15 @@ from evalcore.emulators import BatchSettings, EmulatorConfig, FixedLatency
 from evalcore.emulators._set import EmulatorSet
 from evalcore.emulators.ground_truth import ground_truth_responder
 from evalcore.emulators.serve import point_at_emulators
-from evalcore.grading.estimate import BATCH_WINDOW_S, PRICINGS, OutputModel, estimate
+from evalcore.grading.estimate import (
+    BATCH_WINDOW_S,
+    PRICINGS,
+    OutputModel,
+    combine,
+    estimate,
+    estimate_part,
+    finish,
+)
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.storage.store import write_json, write_shard
 from evalcore.submissions.loader import load_submissions
@@ -264,3 +274,35 @@ def test_the_wall_time_bound_follows_the_configured_limits(graded_lab) -> None:
         assert v.min_wall_s == pytest.approx(max(by_requests, by_tokens))
     assert est.min_wall_s == max(v.min_wall_s for v in est.vendors)
 
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(0, 32), max_size=6), batch=st.booleans())
+def test_an_estimate_priced_in_parts_and_combined_is_the_estimate_of_the_whole(
+    sample_inputs: tuple[Any, Any, TribunalConfig], cuts: list[int], batch: bool
+) -> None:
+    """A sweep prices its pending submissions in chunks (`jobs.cost`): however they are cut, the
+    parts add up to the estimate of all of them, wall times included."""
+    tasks, subs, cfg = sample_inputs
+    if batch:
+        cfg = batch_mode(cfg)
+    whole = estimate(tasks, subs, cfg, fast=True)
+    bounds = [0, *sorted(min(c, len(subs)) for c in cuts), len(subs)]
+    parts = [estimate_part(tasks, subs[a:b], cfg, fast=True) for a, b in zip(bounds, bounds[1:], strict=False)]
+    combined = finish(combine(parts), cfg)
+    assert (combined.submissions, combined.too_long) == (whole.submissions, whole.too_long)
+    assert combined.cost_usd == pytest.approx(whole.cost_usd)
+    assert combined.cost_usd_cold == pytest.approx(whole.cost_usd_cold)
+    assert combined.min_wall_s == pytest.approx(whole.min_wall_s)
+    assert combined.batch_wall_time == whole.batch_wall_time
+    for mine, theirs in zip(combined.vendors, whole.vendors, strict=True):
+        assert mine.vendor == theirs.vendor
+        for field in ("calls", "input_tokens", "cached_input_tokens", "output_tokens"):
+            assert getattr(mine, field) == pytest.approx(getattr(theirs, field))
+        assert mine.calls_by_purpose == pytest.approx(theirs.calls_by_purpose)
+
+
+@pytest.fixture(scope="module")
+def sample_inputs() -> tuple[Any, Any, TribunalConfig]:
+    tasks = load_benchmark(str(SAMPLE)).task_map()
+    return tasks, load_submissions(str(SAMPLE / "submissions"), tasks).submissions, load_config(vendors="emulated")
