@@ -1,5 +1,8 @@
 """Know the bill before paying it: every request a sweep would send, counted and priced, unsent.
 
+Why one module: the counts, their sum over parts priced apart, the pricing modes, the wall times
+and the table that shows them are one model of a sweep's bill; each reads the others' fields.
+
 `estimate` walks the submissions like a sweep: for each it makes the plan `grade_submission` makes
 (`evalcore.grading.plan.plan_submission`: the too_long decision, the rubric prompts and the Stage 1
 prompt with its grounding candidates unless `fast`), renders Stage 2's prefix as the audit does
