@@ -425,8 +425,8 @@ def conversion_slots() -> int:
     Why a bound apart from the reading threads: converting is CPU work that mostly holds the GIL,
     so more converters than cores are not faster, and each holds its document's parse (an XML
     tree, a PDF's pages) while it runs. Measured on 64 real-size tasks (2 cores, no conversion
-    cache): 16 at once peaked at 528 MB RSS, 2 at once at 188 MB, in the same time
-    (`benchmarks/start_up.py`).
+    cache): 16 at once peaked at 518-546 MB RSS, one per core at 240-258 MB, in about the same
+    time (`benchmarks/start_up.py`).
     """
     try:
         return max(1, len(os.sched_getaffinity(0)))

@@ -226,6 +226,10 @@ def _sources_block(documents: Iterable[SourceDocument], boundary: str) -> str:
     return "\n\n".join(fence("source", d.text, boundary, name=d.name) for d in documents)
 
 
+_RUBRIC_PREFIX, _RUBRIC_SUFFIX = (Template(part) for part in TEMPLATES["rubric"].partition(SUFFIX_MARK)[::2])
+"""The rubric template's two halves, split once (`_split` does it per call for the other templates)."""
+
+
 def rubric_prefix(instructions: str, deliverables: list[Deliverable], boundary: str) -> str:
     """The shared part of a rubric prompt: the task's instructions and the deliverables, fenced.
 
@@ -233,8 +237,7 @@ def rubric_prefix(instructions: str, deliverables: list[Deliverable], boundary: 
     identical for every criterion that reads the same deliverables: `rubric_prompts` makes it once
     per deliverable set, not once per criterion (55 criteria of a real task read one memo).
     """
-    prefix_template = TEMPLATES["rubric"].partition(SUFFIX_MARK)[0]
-    return Template(prefix_template).substitute(
+    return _RUBRIC_PREFIX.substitute(
         instructions=fence("instructions", instructions, boundary),
         deliverables=_deliverables_block(deliverables, boundary),
     )
@@ -256,8 +259,7 @@ def render_rubric(
     """
     from evalcore.schema import RubricAnswer
 
-    suffix_template = TEMPLATES["rubric"].partition(SUFFIX_MARK)[2]
-    suffix = Template(suffix_template).substitute(
+    suffix = _RUBRIC_SUFFIX.substitute(
         criterion=fence("criterion", criterion.match_criteria, boundary, id=criterion.id, title=criterion.title)
     )
     key = {
