@@ -24,7 +24,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
 
 import pydantic
 
@@ -257,10 +257,14 @@ class AdapterBase(ABC, Generic[C]):
 
     # ---------------------------------------------------------------- client lifetime
     def _ensure_client(self) -> C:
-        """The client for the running loop, created on first use (SDK clients are loop-bound)."""
+        """The client for the running loop, created on first use (SDK clients are loop-bound).
+
+        Made once per loop whatever it is: an adapter with no client (offline, zero-work) gets
+        `None` once too, so its wire slots (`_new_wire`) are one limiter for the loop, whose cap
+        holds and whose counts the progress shows, not a fresh one per call."""
         loop = asyncio.get_running_loop()
-        if self._client is not None and self._client_loop is loop:
-            return self._client
+        if self._client_loop is loop:
+            return cast(C, self._client)
         key = ""
         if self.needs_key:
             secret = self.cfg.api_key()
