@@ -9,7 +9,7 @@ from xai_sdk.telemetry import should_disable_sensitive_attributes
 
 from evalcore.emulators import XAIEmulator
 from evalcore.schema import RubricAnswer
-from evalcore.vendors.adapters.xai import NO_PROMPTS_IN_TELEMETRY, XAIVendor, split_endpoint
+from evalcore.vendors.adapters.xai import NO_PROMPTS_IN_TELEMETRY, XAIVendor, response_format, split_endpoint
 from evalcore.vendors.registry import create_vendor
 from tests.evalcore.vendors._vendor_contract import VendorContract, judge_request
 
@@ -39,6 +39,24 @@ class TestXAI(VendorContract):
         await vendor.aclose()
         assert reply.usage.reasoning_tokens > 0
         assert emu.requests[0].body.get("max_tokens") == 400
+
+    async def test_the_response_format_is_the_sdks_own_for_the_schema_and_built_once(self, emu: Any) -> None:
+        import xai_sdk
+
+        client = xai_sdk.AsyncClient(api_key="k", api_host=emu.host, use_insecure_channel=True)
+        try:
+            from_class = client.chat.create(model="m", response_format=RubricAnswer)
+            ours = client.chat.create(model="m", response_format=response_format(RubricAnswer))
+            assert ours.proto.response_format == from_class.proto.response_format
+            assert ours.proto.response_format.schema  # the JSON schema itself is sent
+        finally:
+            await client.close()
+        assert response_format(RubricAnswer) is response_format(RubricAnswer)
+        vendor = create_vendor(self.config(emu))
+        assert vendor.params(judge_request(), RubricAnswer)["response_format"] is response_format(RubricAnswer)  # type: ignore[attr-defined]
+        await vendor.complete(judge_request(), RubricAnswer)
+        await vendor.aclose()
+        assert emu.requests[0].schema_name is not None
 
     async def test_every_chat_pins_store_messages_off(self, emu: Any) -> None:
         # On the wire a proto3 false is the absent field: what can be seen there is that no request
