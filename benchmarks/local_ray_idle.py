@@ -6,8 +6,13 @@ folder ten times a second while it holds fewer than 1,000 files, although a swee
 to its driver. `jobs.startup.init_ray` starts a local Ray with `LOCAL_LOG_MONITOR_ENV` (the folder
 listed every 10 s); `--ray-defaults` starts it with Ray's settings for the comparison.
 
+`--live-workers N` keeps N actors alive (and idle) through the measured window: what each Ray
+worker process costs by just being there (its core worker wakes every 10 ms to check for signals
+and cancellations, taking the GIL; seen with `py-spy record --native`), which a sweep pays for
+every vendor actor and grading worker it holds, whatever the work.
+
     .venv/bin/python benchmarks/local_ray_idle.py [--actors 100] [--idle-s 30] [--ray-defaults]
-        [--out benchmarks/results/local_ray_idle.json]   # merges one row per setting
+        [--live-workers N] [--out benchmarks/results/local_ray_idle.json]   # merges one row per setting
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ def _kind(cmdline: str) -> str:
     for needle, kind in (("log_monitor", "log monitor"), ("raylet", "raylet"), ("gcs_server", "gcs"),
                          ("DashboardAgent", "dashboard agent"), ("dashboard/agent", "dashboard agent"),
                          ("RuntimeEnvAgent", "runtime-env agent"), ("runtime_env", "runtime-env agent"),
-                         ("monitor.py", "autoscaler monitor")):
+                         ("monitor.py", "autoscaler monitor"), ("ray::_Actor", "live idle workers")):
         if needle in cmdline:
             return kind
     return "other"
@@ -62,7 +67,7 @@ def _cpu_by_kind() -> dict[str, float]:
     return out
 
 
-def measure(actors: int, idle_s: float, ray_defaults: bool) -> dict[str, Any]:
+def measure(actors: int, idle_s: float, ray_defaults: bool, live_workers: int = 0) -> dict[str, Any]:
     if ray_defaults:  # Ray's own values, set as an operator would: `init_ray` never overrides them
         os.environ.update(RAY_DEFAULTS)
     startup.init_ray("local", {})
@@ -75,21 +80,30 @@ def measure(actors: int, idle_s: float, ray_defaults: bool) -> dict[str, Any]:
         node = ray._private.worker._global_node
         assert node is not None
         log_files = len(os.listdir(node.get_logs_dir_path()))
+        live = [_Actor.remote() for _ in range(live_workers)]  # type: ignore[attr-defined]
+        ray.get([a.ping.remote() for a in live])
         time.sleep(3)  # the killed actors' processes gone
         before = _cpu_by_kind()
         time.sleep(idle_s)
         after = _cpu_by_kind()
+        del live
     finally:
         ray.shutdown()
     per_30 = {k: round((after.get(k, 0.0) - before.get(k, 0.0)) * 30 / idle_s, 3) for k in after}
+    setting = "ray defaults" if ray_defaults else "tribunal (LOCAL_LOG_MONITOR_ENV)"
+    extra: dict[str, Any] = {}
+    if live_workers:
+        setting += f", {live_workers} idle workers alive"
+        extra["cpu_ms_per_s_per_live_worker"] = round(1000 * per_30.get("live idle workers", 0.0) / 30 / live_workers, 2)
     return {
-        "setting": "ray defaults" if ray_defaults else "tribunal (LOCAL_LOG_MONITOR_ENV)",
+        "setting": setting,
         "actors_run": actors,
         "log_files": log_files,
         "idle_s": idle_s,
         "cpu_s_per_30s_by_process": per_30,
         "cpu_s_per_30s": round(sum(per_30.values()), 3),
         "loadavg": [round(x, 2) for x in os.getloadavg()],
+        **extra,
     }
 
 
@@ -98,13 +112,15 @@ def main() -> None:
     ap.add_argument("--actors", type=int, default=100)
     ap.add_argument("--idle-s", type=float, default=30.0)
     ap.add_argument("--ray-defaults", action="store_true", help="Ray's own log-monitor settings")
+    ap.add_argument("--live-workers", type=int, default=0, help="actors kept alive (idle) through the window")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "local_ray_idle.json"))
     a = ap.parse_args()
-    row = measure(a.actors, a.idle_s, a.ray_defaults)
+    row = measure(a.actors, a.idle_s, a.ray_defaults, a.live_workers)
     print(json.dumps(row, indent=2))
     out = Path(a.out)
     doc: dict[str, Any] = json.loads(out.read_text()) if out.exists() else {"benchmark": "local_ray_idle", "rows": []}
-    doc["command"] = "python benchmarks/local_ray_idle.py && python benchmarks/local_ray_idle.py --ray-defaults"
+    doc["command"] = ("python benchmarks/local_ray_idle.py && python benchmarks/local_ray_idle.py --ray-defaults"
+                      " && python benchmarks/local_ray_idle.py --live-workers 10")
     doc["rows"] = [r for r in doc["rows"] if r["setting"] != row["setting"]] + [row]
     out.write_text(json.dumps(doc, indent=2) + "\n")
 
