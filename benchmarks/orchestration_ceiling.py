@@ -194,9 +194,11 @@ GROUPS = {  # where the time goes: the part of the framework -> its frames' name
 }
 
 
-def top_frames(speedscope: Path, k: int = 15) -> dict[str, Any]:
-    """The profile over every process: share of samples per part of the framework (inclusive),
-    and the hottest frames (self: the frame on top of the stack; inclusive: anywhere in it)."""
+def top_frames(speedscope: Path, k: int = 15, groups: dict[str, str] | None = None) -> dict[str, Any]:
+    """The profile over every process: share of samples per part of the framework (inclusive;
+    `groups`, default `GROUPS`), and the hottest frames (self: the frame on top of the stack;
+    inclusive: anywhere in it)."""
+    groups = GROUPS if groups is None else groups
     doc = json.loads(speedscope.read_text())
     frames = doc["shared"]["frames"]
     self_n: Counter[str] = Counter()
@@ -210,7 +212,7 @@ def top_frames(speedscope: Path, k: int = 15) -> dict[str, Any]:
                 continue
             total += weight
             bare = {frames[i]["name"] for i in stack}
-            for group, fns in GROUPS.items():
+            for group, fns in groups.items():
                 if any(n == fn or n.endswith("." + fn) for fn in fns.split("|") for n in bare):
                     group_n[group] += weight
             names = [f"{frames[i]['name']} ({Path(frames[i].get('file') or '?').name})" for i in stack]
@@ -220,7 +222,7 @@ def top_frames(speedscope: Path, k: int = 15) -> dict[str, Any]:
     share = lambda n: round(100 * n / max(total, 1e-9), 1)  # noqa: E731
     return {
         "sampled_s": round(total, 1),
-        "groups_pct": {g: share(group_n[g]) for g in GROUPS},
+        "groups_pct": {g: share(group_n[g]) for g in groups},
         "self_pct": [[name, share(n)] for name, n in self_n.most_common(k)],
         "inclusive_pct": [[name, share(n)] for name, n in incl_n.most_common(k)],
     }

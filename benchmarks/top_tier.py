@@ -37,7 +37,13 @@ for the other users of a shared machine to leave it nearly idle (`--quiet-cores`
     .venv/bin/python benchmarks/top_tier.py [--scenario openai,anthropic,xai@10000 ...] [--tpm 30000000]
         [--median 30] [--sigma 0.4] [--cap 90] [--ramp 90] [--window 120] [--prompt-tokens 2000]
         [--max-in-flight 16000] [--actors auto|N] [--quiet-wait 0] [--out benchmarks/results/top_tier.json]
-        [--merge]
+        [--merge] [--profile DIR]
+
+`--profile DIR` also records every process's py-spy profile over the steady window (20 samples a
+second, without pausing it) into DIR, and writes each one's summary into its scenario: the share of
+its samples in each part of a client's work (`PROFILE_GROUPS`: the SDK's request building, its HTTP
+stack or gRPC call, its response parsing, the budget) and its hottest frames. py-spy's own CPU
+shares the cores, so a profiled scenario is marked `profiled` and is not the one to quote for rates.
 
 `--scenario VENDORS@RPM` (repeatable) runs those vendors at once, each at RPM (default: all three at
 10,000/min); one scenario takes `--ramp + --window` s plus ~30 s of start-up. `--merge` keeps the
@@ -55,6 +61,8 @@ import math
 import multiprocessing as mp
 import os
 import resource
+import shutil
+import subprocess
 import sys
 import time
 import traceback
@@ -70,8 +78,22 @@ if str(ROOT) not in sys.path:
 
 import psutil  # noqa: E402
 
+from benchmarks.orchestration_ceiling import top_frames  # noqa: E402
+
 VENDORS = ("openai", "anthropic", "xai")
 ENV = "TRIBUNAL_BENCH_TOP_TIER_KEY"
+PROFILE_GROUPS = {  # where a client's CPU goes (`--profile`): part -> frame names ("a|b": either); parts overlap
+    "adapter's attempts (our loop, with the SDK calls it makes)": "AdapterBase._loop",
+    "rate budget (acquire)": "RateBudget.acquire",
+    "SDK: request params transformed (openai, anthropic)": "async_maybe_transform",
+    "SDK: request built (openai, anthropic)": "BaseClient._build_request",
+    "HTTP stack (httpx, httpcore, h11)": "AsyncClient.send",
+    "SDK: response parsed (openai, anthropic)": "LegacyAPIResponse.parse|AsyncAPIResponse.parse|construct_type",
+    "gRPC calls (xai-sdk)": "UnaryUnaryCall._invoke|InterceptedUnaryUnaryCall._invoke",
+    "JSON schema made per call": "model_json_schema",
+    "event loop waiting (select)": "EpollSelector.select",
+    "imports": "_find_and_load",
+}
 SHARE_TARGET = 0.97
 SHARE_429_TARGET = 0.01
 ANSWER = {
@@ -469,8 +491,11 @@ def run_scenario(vendors: tuple[str, ...], rpm: int, a: argparse.Namespace) -> d
         for conn in pipes.values():
             conn.send(("go", marks))
         cpu_marks: list[dict[str, Any]] = []
-        for m in marks:
+        spies: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
+        for i, m in enumerate(marks):
             time.sleep(max(m - time.monotonic(), 0.0))
+            if i == 1 and a.profile is not None:  # the steady window: every process, sampled apart
+                spies = start_profiles(a.profile, f"{'+'.join(vendors)}@{rpm}", ps, a.window)
             cpu_marks.append({
                 "t": time.monotonic(),
                 "procs": {k: _cpu_s(p) for k, p in ps.items()},
@@ -479,6 +504,7 @@ def run_scenario(vendors: tuple[str, ...], rpm: int, a: argparse.Namespace) -> d
                 "loadavg": [round(x, 2) for x in os.getloadavg()],
             })
             print(f"  t={m - t0:6.1f}s  load {cpu_marks[-1]['loadavg'][0]}", flush=True)
+        profiles = finish_profiles(spies, a.window)
         time.sleep(0.3)
         out: dict[str, Any] = {}
         for key in clients:  # clients first: the emulators then see the hang-ups, and stay up for them
@@ -493,7 +519,41 @@ def run_scenario(vendors: tuple[str, ...], rpm: int, a: argparse.Namespace) -> d
             p.join(timeout=15)
             if p.is_alive():
                 p.kill()
-    return summarise(vendors, rpm, shards, a, ready, out, cpu_marks)
+    sc = summarise(vendors, rpm, shards, a, ready, out, cpu_marks)
+    if a.profile is not None:
+        sc["profiled"] = True  # py-spy's sampling costs CPU too: these figures are not the headline ones
+        sc["profile"] = profiles
+    return sc
+
+
+def start_profiles(folder: Path, name: str, ps: dict[str, psutil.Process], seconds: float) -> dict[
+        str, tuple[subprocess.Popen[bytes], Path]]:
+    """One py-spy per process (clients and emulators), for `seconds`, without pausing them
+    (`--nonblocking`: less exact stacks, less disturbance), 20 samples a second."""
+    folder.mkdir(parents=True, exist_ok=True)
+    py_spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    spies = {}
+    for key, p in ps.items():
+        path = folder / f"top_tier-{name}-{key.replace(':', '-')}.speedscope.json"
+        cmd = [py_spy, "record", "--pid", str(p.pid), "--rate", "20", "--nonblocking", "--duration",
+               str(math.ceil(seconds)), "--format", "speedscope", "-o", str(path)]
+        spies[key] = (subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), path)
+    return spies
+
+
+def finish_profiles(spies: dict[str, tuple[subprocess.Popen[bytes], Path]], seconds: float) -> dict[str, Any]:
+    """Each process's profile over the window: share of its samples per part (`PROFILE_GROUPS`) and
+    its hottest frames."""
+    out: dict[str, Any] = {}
+    for key, (spy, path) in spies.items():
+        try:
+            spy.wait(timeout=seconds + 60)
+        except subprocess.TimeoutExpired:
+            spy.kill()
+            spy.wait()
+        out[key] = ({"file": str(path), **top_frames(path, k=12, groups=PROFILE_GROUPS)} if path.exists()
+                    else {"error": f"py-spy wrote no profile (exit {spy.returncode})"})
+    return out
 
 
 def _sum_series(runs: list[list[dict[str, Any]]], key: str) -> list[int]:
@@ -717,6 +777,8 @@ def main() -> None:
     ap.add_argument("--quiet-cores", type=float, default=0.3, help="busy cores that count as quiet")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "top_tier.json"))
     ap.add_argument("--merge", action="store_true", help="keep the scenarios of --out this run does not repeat")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="record each process's py-spy profile over the steady window here (and summarise it)")
     a = ap.parse_args()
     scenarios = a.scenario or [(VENDORS, 10_000)]
     nofile = raise_open_files()
