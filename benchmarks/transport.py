@@ -119,8 +119,7 @@ def main() -> None:
         batches, graded = record_batches(work / "lab", work)
     # the payloads as they cross: packed and pickled once, to time each side on its own
     req_blobs = {id(b): cloudpickle.dumps(pack_requests(b[0])) for b in batches}
-    rep_packed = {id(b): pack_replies(b[2]) for b in batches}
-    rep_blobs = {id(b): cloudpickle.dumps(rep_packed[id(b)]) for b in batches}
+    rep_blobs = {id(b): cloudpickle.dumps(pack_replies(b[2])) for b in batches}
     ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)  # Ray metrics record only in a Ray process
     try:
         metrics = VendorMetrics("transport", ["judge"])
