@@ -202,10 +202,18 @@ class RenderedPrompt:
         )
 
 
-def _split(template: str, **values: str) -> tuple[str, str]:
-    # Split the template first: a value that contains the marker line stays intact.
-    prefix, _, suffix = template.partition(SUFFIX_MARK)
-    return Template(prefix).substitute(**values), Template(suffix).substitute(**values)
+@functools.cache
+def _halves(name: str) -> tuple[Template, Template]:
+    """Template `name` split at its marker line into prefix and suffix, once per template (a
+    rubric prompt is rendered once per criterion). Split before substituting: a value that
+    contains the marker line stays intact."""
+    prefix, _, suffix = TEMPLATES[name].partition(SUFFIX_MARK)
+    return Template(prefix), Template(suffix)
+
+
+def _split(name: str, **values: str) -> tuple[str, str]:
+    prefix, suffix = _halves(name)
+    return prefix.substitute(**values), suffix.substitute(**values)
 
 
 def _system(purpose: str, boundary: str) -> str:
@@ -226,10 +234,6 @@ def _sources_block(documents: Iterable[SourceDocument], boundary: str) -> str:
     return "\n\n".join(fence("source", d.text, boundary, name=d.name) for d in documents)
 
 
-_RUBRIC_PREFIX, _RUBRIC_SUFFIX = (Template(part) for part in TEMPLATES["rubric"].partition(SUFFIX_MARK)[::2])
-"""The rubric template's two halves, split once (`_split` does it per call for the other templates)."""
-
-
 def rubric_prefix(instructions: str, deliverables: list[Deliverable], boundary: str) -> str:
     """The shared part of a rubric prompt: the task's instructions and the deliverables, fenced.
 
@@ -237,7 +241,7 @@ def rubric_prefix(instructions: str, deliverables: list[Deliverable], boundary: 
     identical for every criterion that reads the same deliverables: `rubric_prompts` makes it once
     per deliverable set, not once per criterion (55 criteria of a real task read one memo).
     """
-    return _RUBRIC_PREFIX.substitute(
+    return _halves("rubric")[0].substitute(
         instructions=fence("instructions", instructions, boundary),
         deliverables=_deliverables_block(deliverables, boundary),
     )
@@ -259,7 +263,7 @@ def render_rubric(
     """
     from evalcore.schema import RubricAnswer
 
-    suffix = _RUBRIC_SUFFIX.substitute(
+    suffix = _halves("rubric")[1].substitute(
         criterion=fence("criterion", criterion.match_criteria, boundary, id=criterion.id, title=criterion.title)
     )
     key = {
@@ -300,7 +304,7 @@ def render_detect(
 
     cand_json = json.dumps(candidates, indent=1, ensure_ascii=False)
     prefix, suffix = _split(
-        TEMPLATES["detect"],
+        "detect",
         instructions=fence("instructions", instructions, boundary),
         sources=_sources_block(sources, boundary),
         deliverables=_deliverables_block(deliverables, boundary),
@@ -325,7 +329,7 @@ def render_verify(
 
     flags_json = json.dumps(flags, indent=1, ensure_ascii=False)
     prefix, suffix = _split(
-        TEMPLATES["verify"],
+        "verify",
         instructions=fence("instructions", instructions, boundary),
         sources=_sources_block(sources, boundary),
         deliverables=_deliverables_block(deliverables, boundary),
@@ -341,7 +345,7 @@ def render_preflight() -> RenderedPrompt:
     from evalcore.schema import PreflightAnswer
 
     boundary = "0" * 16
-    prefix, suffix = _split(TEMPLATES["preflight"])
+    prefix, suffix = _split("preflight")
     return RenderedPrompt(
         "preflight", _system("preflight", boundary), prefix, suffix, PreflightAnswer, {"purpose": "preflight"}
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import xai_sdk
 from xai_sdk.telemetry import should_disable_sensitive_attributes
 
 from evalcore.emulators import XAIEmulator
@@ -41,8 +42,6 @@ class TestXAI(VendorContract):
         assert emu.requests[0].body.get("max_tokens") == 400
 
     async def test_the_response_format_is_the_sdks_own_for_the_schema_and_built_once(self, emu: Any) -> None:
-        import xai_sdk
-
         client = xai_sdk.AsyncClient(api_key="k", api_host=emu.host, use_insecure_channel=True)
         try:
             from_class = client.chat.create(model="m", response_format=RubricAnswer)
