@@ -6,7 +6,7 @@ as in a sweep (adapter, rate budget, retry policy, paid-call store), against tha
 emulator answering at once (zero latency) with limits far above what is sent (10^8 requests/min:
 the budget and headers never bind). The driver keeps enough calls outstanding (`--callers`
 concurrent batches of `--batch` requests per actor, each a distinct request), routed to the
-actors by request hash as the sweep does (`jobs.vendor_pool`). Per setting: calls/s over a
+actors by request hash as the sweep does (`jobs.sweep.vendor_pool`). Per setting: calls/s over a
 measured span after a warm-up, and CPU-ms per call of the actors (their processes' CPU time),
 of the emulator process and of the driver. The emulators run in a process of their own.
 
@@ -107,7 +107,7 @@ async def drive(handles: list[Any], seconds: float, warmup_s: float, callers: in
 def measure(vendor: str, endpoint: str, n: int, args: argparse.Namespace, emu_pid: int, store: str) -> dict[str, Any]:
     import ray
 
-    from jobs.vendor_pool import start_pool
+    from jobs.sweep.vendor_pool import start_pool
 
     cfg = vendor_cfg(vendor, endpoint)
     pool = start_pool(cfg, f"ceiling-{vendor}-{n}", [store], n=n)

@@ -45,9 +45,9 @@ from evalcore.grading.estimate import OutputModel, estimate  # noqa: E402
 from evalcore.storage.store import read_table  # noqa: E402
 from evalcore.submissions.loader import load_submissions  # noqa: E402
 from evalcore.synth.lab import generate_lab  # noqa: E402
-from jobs.batch import with_batch  # noqa: E402
-from jobs.modes import server_limits  # noqa: E402
-from jobs.sweep import SweepOptions, run_sweep  # noqa: E402
+from jobs.sweep.driver import run_sweep  # noqa: E402
+from jobs.sweep.options import SweepOptions  # noqa: E402
+from jobs.sweep.prepare import server_limits, with_batch  # noqa: E402
 
 
 def with_warming(cfg: TribunalConfig, warm: bool) -> TribunalConfig:

@@ -4,7 +4,7 @@ Usage: python benchmarks/index_transfer.py [--tasks 32] [--rounds 8] [--out PATH
 
 A sweep builds each task's grounding index once and ships it through Ray's object store; every
 grading worker that grades the task and does not hold the index yet unpickles it
-(`jobs/shard_work.py`, `ShardInputs`). On the lab benchmark (`tribunal synth --profile lab`: 20k-150k
+(`jobs/sweep/shard_work.py`, `ShardInputs`). On the lab benchmark (`tribunal synth --profile lab`: 20k-150k
 source tokens per task) a shard names 8 tasks, so this cost is paid per shard, not per sweep.
 
 Measured here on the lab benchmark's tasks (seed 7, as `benchmarks/orchestration_ceiling.py`),

@@ -3,7 +3,7 @@
 A sweep's local Ray (and the test suite's session cluster) runs a vendor actor per account per
 sweep; each writes two log files in the session's logs folder. Ray's log monitor re-lists that
 folder ten times a second while it holds fewer than 1,000 files, although a sweep streams no log
-to its driver. `jobs.startup.init_ray` starts a local Ray with `LOCAL_LOG_MONITOR_ENV` (the folder
+to its driver. `jobs.sweep.startup.init_ray` starts a local Ray with `LOCAL_LOG_MONITOR_ENV` (the folder
 listed every 10 s); `--ray-defaults` starts it with Ray's settings for the comparison.
 
 `--live-workers N` keeps N actors alive (and idle) through the measured window: what each Ray

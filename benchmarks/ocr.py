@@ -1,7 +1,7 @@
 """Measure OCR: pages per second on this machine (one process), and per node in a sweep's OCR step.
 
 Why: scans are the slow part of loading a real benchmark; the OCR step of a sweep spreads them
-over the cluster (`jobs/ocr.py`). This prints and records what one core, one process and one Ray
+over the cluster (`jobs/sweep/ocr_step.py`). This prints and records what one core, one process and one Ray
 node do, on image-only PDFs built from known text (`examples/sample_gen/scans.py`: typeset,
 skewed, speckled, blurred), and the word accuracy on them.
 
@@ -120,12 +120,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _sweep_step(work: Path, docs: list[tuple[bytes, list[str]]], n_pages: int) -> dict[str, object]:
-    """The sweep's OCR step alone (`jobs.ocr.ocr_before_grading`) on a local Ray cluster."""
+    """The sweep's OCR step alone (`jobs.sweep.ocr_step.ocr_before_grading`) on a local Ray cluster."""
     import ray
     from rich.console import Console
 
-    from jobs.ocr import ocr_before_grading
-    from jobs.sweep import _env_for_workers, init_ray
+    from jobs.sweep.ocr_step import ocr_before_grading
+    from jobs.sweep.startup import _env_for_workers, init_ray
 
     bench = work / "bench" / "tasks" / "litigation"
     for i, (data, _) in enumerate(docs):

@@ -331,7 +331,7 @@ def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: 
 
     `frozen`: what is alive before the measured pass (modules, tasks, indexes) is left out of the
     cyclic collector's passes (`gc.freeze`), as the sweep's grading workers and vendor actors do
-    (`jobs.shard_work.frozen_for_gc`, `jobs.actors.VendorActor`): the floor of an in-process
+    (`jobs.sweep.shard_work.frozen_for_gc`, `jobs.sweep.actors.VendorActor`): the floor of an in-process
     grader managing its memory as the sweep does, so the sweep's gain from it is not counted as
     orchestration beating grading."""
     import asyncio

@@ -19,11 +19,11 @@ What it does:
    its memory does not grow with the run: the full size never holds more than one shard. Every
    string column is a `take` from a small dictionary of distinct values (vectorised numpy/pyarrow).
    `--dir` keeps the folder (and reuses it when it holds a finished run).
-2. Runs the production code path (`jobs.reduce.reduce_run`, which writes leaderboard.json/.parquet)
+2. Runs the production code path (`jobs.per_run.reduce.reduce_run`, which writes leaderboard.json/.parquet)
    in a child process with the production defaults (DuckDB's memory limit and spill directory
    sized from the machine, every core) unless `--threads` / `--memory-limit` say otherwise, and
    measures its wall time, CPU time (`getrusage(RUSAGE_CHILDREN)`), peak RSS (the child's own
-   VmHWM, `jobs.peak_memory`) and the peak size of its spill directory (sampled every 0.5 s).
+   VmHWM, `jobs.sweep.peak_memory`) and the peak size of its spill directory (sampled every 0.5 s).
 3. Prints the figures and writes them to `--output` (default `benchmarks/results/reduce_scale.json`:
    give another path for trial runs, so that file keeps the recorded figures).
 """
@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 from evalcore.config.load import load_config  # noqa: E402
 from evalcore.config.models import VendorMode  # noqa: E402
 from evalcore.storage.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, arrow_schema, write_json  # noqa: E402
-from jobs.peak_memory import peak_rss_mb  # noqa: E402
+from jobs.sweep.peak_memory import peak_rss_mb  # noqa: E402
 
 JUDGES = [("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5")]
 FAMILIES = ["gpt", "claude", "grok", "other"]
@@ -232,7 +232,7 @@ def generate(run: Path, n_tasks: int, n_systems: int, n_criteria: int, seed: int
 
 def _reduce_child(run: str, threads: int | None, memory_limit: str | None, temp_directory: str | None) -> None:
     """The measured part: the production reduction, run in this (child) process."""
-    from jobs.reduce import reduce_run
+    from jobs.per_run.reduce import reduce_run
 
     t0 = time.perf_counter()
     lb = reduce_run(run, threads=threads, memory_limit=memory_limit, temp_directory=temp_directory)
@@ -324,7 +324,7 @@ def main() -> None:
             "reduce_wall_s": child["reduce_wall_s"], "process_wall_s": round(child_wall, 2),
             "process_cpu_s": round(cpu_s, 1),
             "peak_rss_mb": peak_mb,
-            "peak_rss_note": "VmHWM of the reducing child process (jobs.peak_memory: its own, not its parent's)",
+            "peak_rss_note": "VmHWM of the reducing child process (jobs.sweep.peak_memory: its own, not its parent's)",
             "spill_peak_mb": round(spill_peak / 1e6, 1),
             "threads": args.threads, "memory_limit": args.memory_limit,
             "load_average_after": [round(x, 1) for x in os.getloadavg()],

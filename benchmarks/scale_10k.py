@@ -172,7 +172,7 @@ def _count(run: Path, table: str) -> int:
 
 def run_one(n: int, manifest: Path, work: Path, config: Path, shard_size: int, max_in_flight: int,
             kill_at: int | None = None) -> dict[str, Any]:
-    from jobs.run_identity import KILL_AT_ENV
+    from jobs.sweep.identity import KILL_AT_ENV
 
     lines = manifest.read_text().splitlines(keepends=True)[:n]
     sub = manifest.with_name(f"manifest-{n}.jsonl")  # next to the original: its paths are relative

@@ -11,7 +11,7 @@ synth --profile lab`: real-size tasks, 4 systems each) this measures, each in a 
   the code has them, with 16 (every reading thread converting at once, as before);
 * `plan` and `estimate`: milliseconds per submission (the best of two passes over all of them);
 * `sweep_estimate`, when the code has it: the sweep's estimate as it prices its pending
-  submissions (`jobs.cost.price_pending`: chunks as Ray tasks on a local Ray of every core, the
+  submissions (`jobs.sweep.cost_watch.price_pending`: chunks as Ray tasks on a local Ray of every core, the
   rest in the driver), wall time from the first submission to the total, the workers' start
   included (a sweep's shards reuse them), against the same estimate in one process; over the
   lab's submissions `--estimate-copies` times (each copy is priced on its own, as a sweep would).
@@ -85,9 +85,9 @@ def child_cluster(bench: Path, copies: int) -> dict[str, object]:
     from evalcore.config.load import load_config
     from evalcore.grading.estimate import estimate
     from evalcore.submissions.loader import load_submissions
-    from jobs.cost import ESTIMATE_CHUNK, price_pending
-    from jobs.shard_work import put_config
-    from jobs.startup import init_ray
+    from jobs.sweep.cost_watch import ESTIMATE_CHUNK, price_pending
+    from jobs.sweep.shard_work import put_config
+    from jobs.sweep.startup import init_ray
 
     tasks = load_benchmark(str(bench)).task_map()
     subs = list(load_submissions(str(bench / "submissions"), tasks).submissions) * copies
@@ -148,7 +148,7 @@ def main() -> None:
             row["load_16_slots"] = run_child("load", str(lab), "16", cache="off")
         row.update(run_child("plan", str(lab), cache=str(Path(tmp) / "cache")))
         try:
-            import jobs.cost as cost
+            import jobs.sweep.cost_watch as cost
 
             if hasattr(cost, "price_pending"):
                 row["sweep_estimate"] = run_child("cluster", str(lab), str(args.estimate_copies),

@@ -1,10 +1,10 @@
 """Shards cut task by task: grounding indexes built per task, not per system, on a benchmark of many tasks.
 
 A sweep builds each task's grounding index once, as a Ray task, and keeps the last 256 in the
-object store (`jobs.shard_work.SourceIndexes`). Shards used to be cut by position in the source,
+object store (`jobs.sweep.shard_work.SourceIndexes`). Shards used to be cut by position in the source,
 which lists submissions system by system: with more tasks than that, every system's pass evicted
 the indexes the next system needed, and every index was built again for every system. Shards are
-now cut task by task (`jobs.intake.task_major`). This runs the real `tribunal sweep` with the
+now cut task by task (`jobs.sweep.intake.task_major`). This runs the real `tribunal sweep` with the
 zero-work vendor (`benchmarks/orchestration_ceiling.py`'s `run_one`: the process tree's CPU,
 sampled) over a lab benchmark (`tribunal synth --profile lab`: real-size tasks, 4 systems each)
 of more tasks than are kept, and records the index builds, the CPU and the wall time.

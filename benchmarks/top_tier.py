@@ -309,7 +309,7 @@ async def _client(vendor: str, endpoint: str, shard: tuple[int, int], s: dict[st
     v._ensure_client()  # the SDK clients (and the in-flight cap at the shard's rate), before the clock starts
     n_clients = len(v._clients)
     build_s = time.monotonic() - built
-    # as a vendor actor does once its vendor is built (jobs/actors.py): what lives as long as the
+    # as a vendor actor does once its vendor is built (jobs/sweep/actors.py): what lives as long as the
     # process stays out of the cyclic collector's full passes while thousands of calls stream through
     gc.collect()
     gc.freeze()

@@ -14,7 +14,7 @@ and the replies they return, then each step of the trip is timed over all the re
 * in the grading worker: `pack_requests` and cloudpickle (as Ray pickles arguments), then on the
   way back `pickle.loads` and `unpack_replies`;
 * in the vendor actor: `pickle.loads` and `unpack_requests`, the tally and Ray metrics of the
-  batch (`jobs.metrics`: one latency per paid call), `pack_replies` and cloudpickle.
+  batch (`jobs.sweep.metrics`: one latency per paid call), `pack_replies` and cloudpickle.
 
 The zero-work replies are short (a fixed reasoning sentence), so unpickling them is cheaper than
 real replies. Prints and writes `benchmarks/results/transport.json`.
@@ -50,8 +50,8 @@ from evalcore.submissions.loader import iter_submissions  # noqa: E402
 from evalcore.synth.lab import generate_lab  # noqa: E402
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Vendor  # noqa: E402
 from evalcore.vendors.sharding import create_account_vendors  # noqa: E402
-from jobs.actors import pack_replies, pack_requests, unpack_replies, unpack_requests  # noqa: E402
-from jobs.metrics import VendorMetrics, tally  # noqa: E402
+from jobs.sweep.actors import pack_replies, pack_requests, unpack_replies, unpack_requests  # noqa: E402
+from jobs.sweep.metrics import VendorMetrics, tally  # noqa: E402
 
 Batch = tuple[list[JudgeRequest], type[Any], list[Any]]
 

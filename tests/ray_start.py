@@ -20,7 +20,7 @@ A start can also really fail: Ray picks some ports free before its processes bin
 Ray starting at the same moment elsewhere on the machine can take one; the raylet (or an agent,
 which takes the raylet with it) exits and never registers. Waiting longer does not help, so the
 wait watches the raylet and fails at once when it has exited, with Ray's own "timed out during
-startup" wording: the callers retry exactly that (`start_cluster` below, `jobs.sweep.init_ray`).
+startup" wording: the callers retry exactly that (`start_cluster` below, `jobs.sweep.driver.init_ray`).
 Nothing here sleeps for a fixed time: every wait polls its signal and ends as soon as it is there.
 """
 

@@ -17,7 +17,8 @@ CONTRACTS = {c["id"]: c for c in tomllib.loads((ROOT / "pyproject.toml").read_te
 def test_every_dependency_rule_is_a_kept_import_contract() -> None:
     assert set(CONTRACTS) == {
         "evalcore-pure", "scoring-no-io", "methodology-speaks-the-vendor-protocol",
-        "emulators-only-in-emulated-mode", "evalcore-tests-without-jobs",
+        "emulators-only-in-emulated-mode", "evalcore-tests-without-jobs", "command-line-on-top",
+        "per-run-commands-without-the-engine",
     }
     lint = Path(sys.executable).with_name("lint-imports")
     out = subprocess.run([str(lint), "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)

@@ -7,7 +7,7 @@ Layout of one run (local folder or s3://):
     <output>/<run_id>/calls/preflight-<attempt>.parquet         each attempt's preflight calls
     <output>/<run_id>/rejected/rejections-<attempt>.parquet     the inputs refused (the latest finished attempt's)
     <output>/<run_id>/_attempts/attempt-<n>.json                each attempt, claimed when it starts
-    <output>/<run_id>/_lock/lock-<n>.json                       who writes into the run (`jobs.run_lock`)
+    <output>/<run_id>/_lock/lock-<n>.json                       who writes into the run (`jobs.sweep.lock`)
     <output>/<run_id>/_SUCCESS.json            written last by a finished sweep
 
 Why this shape: no file of a run is ever overwritten by a later command. Every table file is

@@ -38,7 +38,7 @@ from evalcore.results.adjudications import Adjudication, ItemKind
 from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.storage import fs
 from evalcore.storage.store import RunRecord, arrow_schema
-from jobs.reduce import open_table, read_run_record
+from jobs.per_run.reduce import open_table, read_run_record
 
 Section = Literal["material", "split", "sample"]
 SECTION_LABELS: dict[str, str] = {
@@ -126,7 +126,7 @@ def _empty(table: str, columns: Sequence[str]) -> pa.Table:
 class RunData:
     """A run opened for review: its record, its current gradings, and the rows of one grading on demand.
 
-    Reads go through `evalcore.storage.fs` (and `jobs.reduce.open_table`), so a local folder and an
+    Reads go through `evalcore.storage.fs` (and `jobs.per_run.reduce.open_table`), so a local folder and an
     ``s3://`` run behave the same. Thread-safe: the web application serves pages from a thread pool.
     """
 

@@ -146,7 +146,7 @@ PADDED = "claude-average/commercial-contracts/force-majeure-response/scenario-01
 
 def _calibrated_run(root: Path) -> None:
     """A run calibrated once against its ground truth (calibration.json), and labels matching nothing."""
-    from jobs.calibrate import calibrate_run
+    from jobs.per_run.calibrate import calibrate_run
     from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
     truth = synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2)

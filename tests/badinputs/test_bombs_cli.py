@@ -1,8 +1,8 @@
 """`tribunal validate` on the bombs of issue 24 (PDF content and text bombs, 10,000 criteria): exit
 code 1, the `file: reason` line naming the limit, and the command's peak memory under 1 GB.
 
-The command runs as a child process (`jobs.cli`'s app, what the ``tribunal`` script runs) under
-an address-space cap; its peak RSS is its own high-water mark (`jobs.peak_memory`), read as it
+The command runs as a child process (`jobs.cli.app`'s app, what the ``tribunal`` script runs) under
+an address-space cap; its peak RSS is its own high-water mark (`jobs.sweep.peak_memory`), read as it
 exits, so what is measured is the whole command: configuration, loading, conversion and the
 report. (The kernel's ``ru_maxrss`` of the child would also hold this test process's peak: a child
 inherits its parent's high-water mark at fork.) Before
@@ -45,10 +45,10 @@ def _cap_address_space() -> None:
 _CLI_REPORTING_ITS_PEAK = """
 import sys
 from pathlib import Path
-from jobs.peak_memory import peak_rss_mb
+from jobs.sweep.peak_memory import peak_rss_mb
 peak_file = Path(sys.argv.pop(1))
 try:
-    from jobs.cli import app
+    from jobs.cli.app import app
     app(prog_name="tribunal")
 finally:
     peak_file.write_text(str(peak_rss_mb()))

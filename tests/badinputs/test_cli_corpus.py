@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from jobs.cli import app
+from jobs.cli.app import app
 from tests.badinputs.cli_cases import CLI_CASES, REPO, CliCase, dead_endpoint
 
 

@@ -3,7 +3,7 @@
 For every case: every problem ``validate`` reports is expected (the file it names and the reason),
 none is missing, the left-out task's submissions are rejected pointing at it, and every other task
 and submission still loads. Cases that could exhaust memory run in a subprocess whose peak RSS is
-measured (its own high-water mark, `jobs.peak_memory`) under an address-space cap, so a regression fails here instead of
+measured (its own high-water mark, `jobs.sweep.peak_memory`) under an address-space cap, so a regression fails here instead of
 taking the machine down.
 """
 
@@ -31,7 +31,7 @@ _ISOLATED = """
 import json, sys
 from evalcore.config.models import InputLimits
 from evalcore.benchmark.validate import validate
-from jobs.peak_memory import peak_rss_mb
+from jobs.sweep.peak_memory import peak_rss_mb
 report = validate(sys.argv[1], sys.argv[2], limits=InputLimits(**json.loads(sys.argv[3])))
 peak_mb = peak_rss_mb()  # its own: ru_maxrss would also hold this test process's peak
 print(json.dumps({"report": report.model_dump(mode="json"), "peak_mb": peak_mb}))

@@ -261,7 +261,7 @@ def test_rayjob_cluster_matches_the_pinned_ray_with_token_auth_and_a_cpu0_head()
 def test_rayjob_entrypoint_is_accepted_by_the_tribunal_cli() -> None:
     import typer
 
-    from jobs.cli import app
+    from jobs.cli.app import app
 
     argv = shlex.split(_rayjob_docs()["RayJob"]["spec"]["entrypoint"])
     assert argv[:2] == ["tribunal", "sweep"]
@@ -319,8 +319,8 @@ def test_working_dir_upload_of_this_checkout_is_small_and_carries_the_code(tmp_p
     names = _build_working_dir_zip(_submit_runtime_env(REPO), out)
     size_mb = out.stat().st_size / 2**20
     assert size_mb < 20, f"working_dir zip is {size_mb:.1f} MiB"
-    for needed in ("pyproject.toml", "evalcore/__init__.py", "evalcore/config/defaults.yaml", "jobs/cli.py",
-                   "jobs/sweep.py", "cluster/runtime_env.yaml"):
+    for needed in ("pyproject.toml", "evalcore/__init__.py", "evalcore/config/defaults.yaml", "jobs/cli/app.py",
+                   "jobs/sweep/driver.py", "cluster/runtime_env.yaml"):
         assert needed in names
     assert any(n.startswith("examples/sample/submissions/") for n in names)
     banned = (".venv/", ".git/", "runs/", "benchmarks/results/", "tribunal.egg-info/", ".hypothesis/")
@@ -339,7 +339,7 @@ JUNK = [
     ".hypothesis/examples/x",
     "judge-keys.env",
 ]
-KEEP = ["evalcore/__init__.py", "jobs/cli.py", "examples/sample/submissions/a/answer.md", "benchmarks/scale.py"]
+KEEP = ["evalcore/__init__.py", "jobs/cli/app.py", "examples/sample/submissions/a/answer.md", "benchmarks/scale.py"]
 
 
 @pytest.fixture

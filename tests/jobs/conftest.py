@@ -40,7 +40,7 @@ def ray_local(s3_server: str) -> Iterator[None]:
         for name in KEY_ENV.values():
             mp.setenv(name, "emulated-key-not-a-secret")
             env[name] = "emulated-key-not-a-secret"
-        from jobs.sweep import init_ray
+        from jobs.sweep.startup import init_ray
         from tests.ray_start import wait_patiently_for_raylets
 
         wait_patiently_for_raylets()  # and the session's RAY_* start-up waits (tests/conftest.py)

@@ -307,7 +307,7 @@ def set_aside_files(run_uri: str) -> list[str]:
 
 
 ATTEMPTS_DIR = "_attempts"
-"""The run's attempt summaries (written by the sweep, `jobs.run_identity.ATTEMPTS`)."""
+"""The run's attempt summaries (written by the sweep, `jobs.sweep.identity.ATTEMPTS`)."""
 
 
 _ATTEMPT = re.compile(r"attempt-(\d+)\.json")

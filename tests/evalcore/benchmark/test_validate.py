@@ -1,4 +1,4 @@
-"""validate(): summary counts and every problem (the `tribunal validate` command: tests/jobs/test_cli_validate.py)."""
+"""validate(): summary counts and every problem (the `tribunal validate` command: tests/jobs/cli/test_validate.py)."""
 
 from __future__ import annotations
 

@@ -174,7 +174,7 @@ def test_each_pricing_mode_with_a_price_gets_a_cost_column(graded_lab, monkeypat
 
 
 def batch_mode(cfg: TribunalConfig) -> TribunalConfig:
-    """What `tribunal sweep --batch` runs: batch mode on, cache warming off (jobs.batch.with_batch)."""
+    """What `tribunal sweep --batch` runs: batch mode on, cache warming off (jobs.per_run.status.with_batch)."""
     return cfg.model_copy(update={
         "batch": cfg.batch.model_copy(update={"enabled": True}),
         "judges": [j.model_copy(update={"warm_prompt_cache": False}) for j in cfg.judges],
@@ -281,7 +281,7 @@ def test_the_wall_time_bound_follows_the_configured_limits(graded_lab) -> None:
 def test_an_estimate_priced_in_parts_and_combined_is_the_estimate_of_the_whole(
     sample_inputs: tuple[Any, Any, TribunalConfig], cuts: list[int], batch: bool
 ) -> None:
-    """A sweep prices its pending submissions in chunks (`jobs.cost`): however they are cut, the
+    """A sweep prices its pending submissions in chunks (`jobs.sweep.cost_watch`): however they are cut, the
     parts add up to the estimate of all of them, wall times included."""
     tasks, subs, cfg = sample_inputs
     if batch:

@@ -1,0 +1,71 @@
+"""The ``tribunal`` console script: one command per job, help that teaches, exit codes that mean something.
+
+Exit codes (the same for every command; `EXIT_*` below): 0 = done, nothing wrong; 1 = the inputs or
+the configuration have problems (each printed as ``file: reason``); 2 = the command line itself is
+wrong (typer's usage errors); 3 = some grading is incomplete because calls failed (run again: exactly
+those are retried); 4 = inputs were left out (rejected submissions or tasks, or a submission too long
+to grade) while the rest was graded; 130 = interrupted by Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's fork notices are noise for a CLI
+
+import typer
+
+from jobs.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_CODES_HELP,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_LEFT_OUT,
+    EXIT_OK,
+    print_error,
+    sweep_exit_code,
+)
+from jobs.cli.estimate import estimate
+from jobs.cli.inputs import grade, validate
+from jobs.cli.per_run import calibrate_cmd, compare_cmd, purge, reduce_cmd, report_cmd, status
+from jobs.cli.review import adjudicate, review
+from jobs.cli.sweep import demo, sweep
+from jobs.cli.tools import emulate, synth_cmd
+
+__all__ = [
+    "EXIT_BAD_INPUT", "EXIT_CODES_HELP", "EXIT_INCOMPLETE", "EXIT_INTERRUPTED", "EXIT_LEFT_OUT", "EXIT_OK",
+    "app", "print_error", "sweep_exit_code",
+]
+
+app = typer.Typer(
+    help=(
+        "Tribunal grades AI-written legal work with a three-vendor judge panel and a hallucination "
+        "audit, at leaderboard scale on Ray.\n\n"
+        "Start with `tribunal validate BENCHMARK` to check a benchmark before a sweep."
+    ),
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+
+@app.callback()
+def main() -> None:
+    """Tribunal: grade AI-written legal work with a judge panel and a hallucination audit."""
+
+
+
+app.command()(validate)
+app.command()(grade)
+app.command()(sweep)
+app.command()(status)
+app.command()(purge)
+app.command()(estimate)
+app.command()(demo)
+app.command()(emulate)
+app.command("reduce")(reduce_cmd)
+app.command("report")(report_cmd)
+app.command("calibrate")(calibrate_cmd)
+app.command("compare")(compare_cmd)
+app.command("synth")(synth_cmd)
+app.command()(review)
+app.command()(adjudicate)

@@ -1,0 +1,278 @@
+"""The commands on one run's folder: reduce, report, calibrate, compare, status and purge."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from evalcore.config.models import TribunalConfig, VendorMode
+from evalcore.errors import TribunalError
+from evalcore.tables import TableFormat
+from jobs.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_INCOMPLETE,
+    S3_HELP,
+    FormatOpt,
+    output_format,
+    print_error,
+    use_endpoint,
+)
+
+
+def reduce_cmd(
+    run: Annotated[str, typer.Argument(help="Run folder written by `sweep`: a local path or s3://bucket/prefix/<run_id>.")],
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print leaderboard.json instead of the table (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
+    adjudications: Annotated[
+        bool,
+        typer.Option("--adjudications/--no-adjudications",
+                     help="Apply the experts' decisions recorded in the run (default), or show the raw view."),
+    ] = True,
+) -> None:
+    """Build the leaderboard of a run: per-system rates with 95% intervals, judge analysis, cost.
+
+    Writes `leaderboard.json`, `leaderboard.parquet` and `leaderboard_areas.parquet` into the run
+    folder and prints the leaderboard. Reducing the same run again gives identical files.
+
+    Example: `tribunal reduce runs/<run_id>`
+    """
+    from jobs.per_run.reduce import reduce_run, render_leaderboard
+
+    fmt = output_format(fmt, json_out)
+    console = Console()
+    try:
+        lb = reduce_run(run, endpoint_override=endpoint_url, adjudications=adjudications)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from exc
+    if fmt is TableFormat.JSON:
+        console.print_json(lb.model_dump_json())
+    else:
+        render_leaderboard(lb, console, fmt)
+
+
+def report_cmd(
+    run: Annotated[str, typer.Argument(help="Run folder written by `sweep`: a local path or s3://bucket/prefix/<run_id>.")],
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    max_detailed: Annotated[int, typer.Option(help="Submissions embedded with every verdict and flag.")] = 300,
+    max_listed: Annotated[int, typer.Option(help="Per-task rows listed in the drill-down.")] = 5000,
+) -> None:
+    """Write `report.html` into the run folder: one self-contained page that works offline.
+
+    Leaderboard with confidence intervals (gated vs. ungated), per-area heatmap, judge agreement,
+    self-family preference, hallucinations by category, cost by vendor, and a drill-down from a
+    system to a task to each judge's verdict and reasoning and the confirmed hallucinations.
+    The run is reduced first, so the page always matches the run's tables.
+
+    Example: `tribunal report runs/<run_id>` then open runs/<run_id>/report.html
+    """
+    from jobs.per_run.report import ReportLimits, write_report
+
+    try:
+        uri = write_report(
+            run, endpoint_override=endpoint_url, limits=ReportLimits(max_listed=max_listed, max_detailed=max_detailed)
+        )
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from exc
+    Console().print(f"report written: {uri}", markup=False, highlight=False)
+
+
+def calibrate_cmd(
+    run: Annotated[str, typer.Argument(help="Run folder written by `sweep` (local or s3://).")],
+    labels: Annotated[
+        str | None,
+        typer.Option("--labels", "-l", help="Expert labels: .jsonl, .parquet, or a ground-truth .json (local or s3://). "
+                     "Default: the run's adjudications (`tribunal review`, `tribunal adjudicate`)."),
+    ] = None,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print calibration.json instead of the tables (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
+    sample_only: Annotated[
+        bool, typer.Option("--sample-only", help="With adjudications as labels: only the seeded random sample (unbiased).")
+    ] = False,
+) -> None:
+    """Calibrate a run's judges and auditor against expert labels.
+
+    Per judge: accuracy, Cohen's κ with the experts, false-pass and false-fail rates (overall and
+    per practice area); whether the panel's task score beats each judge's all-pass against the
+    experts' all-pass; the auditor's precision and recall by category, its material/minor
+    confusion, and what Stage 2 rejected that was real or confirmed that was not. 95% bootstrap
+    intervals over submissions. Writes calibration.json and calibration.parquet into the run (a later
+    calibration gets calibration-0002.json and so on: none is overwritten); `tribunal report RUN`
+    then shows the latest. Labels that match no graded submission are refused (exit 1).
+
+    Without `--labels`, the run's adjudications are the labels (from `tribunal review` or
+    `tribunal adjudicate`): the auditor's precision on reviewed flags and the judges' accuracy on
+    reviewed verdicts. Only decisions from the review page's seeded random sample are unbiased
+    (`--sample-only`); the material-first queue over-represents disputed items, and the output says so.
+
+    Labels: one JSON object per line, `{"type": "verdict", system, task_id, criterion_id,
+    verdict}` or `{"type": "hallucination", system, task_id, deliverable, span, category,
+    materiality}` (or the same as Parquet rows, or a ground-truth JSON like the sample's).
+
+    Example: `tribunal calibrate runs/demo --labels examples/sample/ground_truth.json`
+    """
+    from jobs.per_run.calibrate import calibrate_run, render_calibration
+
+    fmt = output_format(fmt, json_out)
+    try:
+        cal = calibrate_run(run, labels, endpoint_override=endpoint_url, sample_only=sample_only)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from exc
+    if fmt is TableFormat.JSON:
+        Console().print_json(cal.model_dump_json())
+    else:
+        render_calibration(cal, Console(), fmt)
+
+
+def compare_cmd(
+    run_a: Annotated[str, typer.Argument(help="The reference run folder (local or s3://).")],
+    run_b: Annotated[
+        str | None, typer.Argument(help="The run to compare with it (e.g. one judge or the auditor swapped).")
+    ] = None,
+    out: Annotated[str | None, typer.Option("--out", "-o", help="Also write the comparison as JSON here.")] = None,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the comparison as JSON instead of tables (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
+    adjudicated: Annotated[
+        bool, typer.Option("--adjudicated", help="Compare RUN_A's raw view with its adjudicated view (no RUN_B).")
+    ] = False,
+) -> None:
+    """Compare two runs over the same submissions: what swapping a judge or the auditor changed.
+
+    Verdicts that changed, per judge (pass→fail, fail→pass, κ between the runs); confirmed
+    hallucinations upheld by one run and not the other; each system's score change (B − A) with a
+    95% interval; Kendall τ of the two leaderboards and the systems whose rank changed. Make run B
+    with `tribunal sweep … --config swapped.yaml --reuse RUN_A`: only the swapped vendor's calls are paid.
+
+    `--adjudicated` compares one run's raw leaderboard with its adjudicated one (what the experts'
+    decisions changed). Runs with no submission complete in both are refused (exit 1).
+
+    Example: `tribunal compare runs/<run_a> runs/<run_b> --out compare.json`
+    """
+    from jobs.per_run.compare import compare_runs, render_comparison
+
+    fmt = output_format(fmt, json_out)
+    try:
+        cmp = compare_runs(run_a, run_b, out=out, endpoint_override=endpoint_url, adjudicated=adjudicated)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from exc
+    if fmt is TableFormat.JSON:
+        Console().print_json(cmp.model_dump_json())
+    else:
+        render_comparison(cmp, Console(), fmt)
+
+
+VendorsConfigOpt = Annotated[
+    str | None,
+    typer.Option("--config", "-c", help="YAML whose vendor entries (endpoints, key variables) reach the vendors. "
+                 "Default: the configuration recorded in the run's run.json."),
+]
+
+
+def status(
+    run: Annotated[str, typer.Argument(help="A run folder (local or s3://), e.g. runs/run-2f1c….")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Ask the vendors whether they still hold each object the run "
+                           "folder says they do (needs the keys).")
+    ] = False,
+    config: VendorsConfigOpt = None,
+) -> None:
+    """Show a run: every batch per vendor (submitted, in progress, done, failed, expires at), the
+    run's progress, and what each vendor still holds of it (OpenAI batch files, Anthropic and xAI
+    batches: held, in use by the run, deleted, or -- xAI -- undeletable). Reads only the run folder
+    (the batch journal, purge records and the submissions table); no vendor is contacted unless
+    `--check`.
+
+    Example:
+
+        tribunal status runs/run-2f1c0a9b3d4e
+
+        tribunal status runs/run-2f1c0a9b3d4e --check
+    """
+    from jobs.per_run.status import render_status, run_status
+
+    fmt = output_format(fmt, as_json)
+    use_endpoint(endpoint_url)
+    try:
+        report = run_status(run)
+        if check and report.holdings:
+            from jobs.per_run.purge import check_at_vendors
+
+            report.holdings = check_at_vendors(_vendors_config(run, config), report.holdings)
+            report.checked = True
+    except TribunalError as exc:
+        print_error(exc)  # plain text: a run path may hold "[/]", which rich markup would choke on
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if fmt is TableFormat.JSON:
+        import json as _json
+
+        print(_json.dumps(report.as_dict(), indent=1, default=str))
+    else:
+        render_status(report, Console(), fmt)
+
+
+def purge(
+    run: Annotated[str, typer.Argument(help="A run folder (local or s3://), e.g. runs/run-2f1c….")],
+    config: VendorsConfigOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the purge record as JSON.")] = False,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+) -> None:
+    """Delete what a run's batches left at the vendors: OpenAI input, output and error files,
+    Anthropic message batches. A sweep does this itself once its tables are written
+    (`data_governance.purge`); this command does it later or again.
+
+    Only what the run no longer needs is deleted: batches whose answers are in the run's tables
+    (collected before its latest finished attempt ended), and files of batches never created.
+    Safe to repeat and on a half-purged run (an object already gone counts as gone); every purge
+    is recorded in the run (`_purge/`). xAI batches cannot be deleted (xAI has no delete): they
+    are reported. `tribunal status RUN` shows what each vendor still holds.
+
+    Exit codes: 0 nothing deletable is left; 1 not a run, or a bad configuration; 3 some objects
+    could not be deleted yet (a failed call, or the run still needs them): run it again later.
+
+    Example:
+
+        tribunal purge runs/run-2f1c0a9b3d4e
+    """
+    from jobs.per_run.purge import purge_counts, purge_run, render_purge, written_at
+
+    use_endpoint(endpoint_url)
+    console = Console(stderr=True)
+    try:
+        cfg = _vendors_config(run, config)
+        record = purge_run(run, cfg, trigger="command", at=written_at(run))
+    except TribunalError as exc:
+        print_error(exc, console)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if as_json:
+        print(record.model_dump_json(indent=1) if record is not None else "null")
+    if record is None:
+        console.print("nothing to purge: the run's batches left nothing at the vendors (or it has none)",
+                      markup=False, highlight=False)
+        raise typer.Exit(0)
+    render_purge(record, run, console)
+    counts = purge_counts(record)
+    if not counts["deleted"] and not counts["gone"] and not counts["failed"] and not counts["in_use"]:
+        console.print("nothing left to delete", markup=False, highlight=False)
+    raise typer.Exit(EXIT_INCOMPLETE if counts["failed"] or counts["in_use"] else 0)
+
+
+def _vendors_config(run: str, path: str | None) -> TribunalConfig:
+    """The configuration whose vendor entries reach the vendors a run used: `--config`, else its run.json."""
+    if path is not None:
+        from evalcore.config.load import load_config
+
+        return load_config(path, vendors=VendorMode.REAL)
+    from jobs.per_run.purge import run_config
+
+    return run_config(run)

@@ -1,0 +1,219 @@
+"""The sweep commands: `sweep` (the distributed job) and `demo` (the sample with emulated vendors)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from evalcore.config.models import VendorMode
+from evalcore.errors import StorageError, TribunalError
+from jobs.cli.common import (
+    EMULATION_DEFAULTS,
+    EXIT_BAD_INPUT,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_LEFT_OUT,
+    S3_HELP,
+    BatchDelayOpt,
+    BatchErrorsOpt,
+    ConfigOpt,
+    EmulatorConfigOpt,
+    EmulatorSeedOpt,
+    FaultsOpt,
+    LatencyOpt,
+    PersonasOpt,
+    RpmOpt,
+    TpmOpt,
+    VendorsOpt,
+    check_max_cost,
+    check_run_id,
+    emulation_options,
+    print_error,
+    sweep_exit_code,
+    use_endpoint,
+)
+from jobs.cli.sweep_report import print_detached, print_summary
+from jobs.sweep.prepare import SweepCommand
+
+
+def sweep(
+    benchmark: Annotated[str, typer.Argument(help="Benchmark root (local or s3://).")],
+    submissions: Annotated[
+        str, typer.Option("--submissions", "-s", help="Results folder or .jsonl/.parquet manifest.")
+    ],
+    output: Annotated[str, typer.Option("--output", "-o", help="Folder or s3:// prefix for runs.")] = "runs",
+    vendors: VendorsOpt = VendorMode.REAL,
+    address: Annotated[
+        str, typer.Option("--address", help="local (start Ray here), auto (attach), or ray://host:10001.")
+    ] = "local",
+    run_id: Annotated[
+        str | None,
+        typer.Option(
+            "--run-id", callback=check_run_id,
+            help="A folder name under --output (letters, digits, . _ -). Default: derived from benchmark, "
+            "submissions and config.",
+        ),
+    ] = None,
+    reuse: Annotated[
+        list[str] | None,
+        typer.Option("--reuse", help="Reuse paid calls of another run (id under --output, or a URI). Repeatable."),
+    ] = None,
+    config: ConfigOpt = None,
+    shard_size: Annotated[int, typer.Option(min=1, help="Submissions per Ray task and per Parquet shard.")] = 8,
+    max_in_flight: Annotated[int, typer.Option(min=1, help="Shards in flight at once (bounds memory).")] = 8,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    progress: Annotated[bool, typer.Option(help="Live progress (off: one plain line per shard).")] = True,
+    reduce_after: Annotated[bool, typer.Option("--reduce/--no-reduce", help="Build the leaderboard at the end.")] = True,
+    personas: PersonasOpt = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", callback=check_max_cost, help="Stop before any call could make this command spend more than USD (exit 3; run again to continue)."),
+    ] = None,
+    batch: Annotated[
+        bool | None,
+        typer.Option("--batch/--online", help="Judge calls through the vendors' batch APIs (half price, "
+                     "up to 24 h) or online. Default: `batch.enabled` in the configuration (off)."),
+    ] = None,
+    detach: Annotated[
+        bool, typer.Option("--detach", help="Batch mode: submit what can be submitted and exit; run the same "
+                           "command again later to collect (and submit the next stage).")
+    ] = False,
+    rpm: RpmOpt = EMULATION_DEFAULTS.requests_per_minute,
+    tpm: TpmOpt = EMULATION_DEFAULTS.tokens_per_minute,
+    latency: LatencyOpt = EMULATION_DEFAULTS.latency_s,
+    faults: FaultsOpt = EMULATION_DEFAULTS.fault_rate,
+    seed: EmulatorSeedOpt = EMULATION_DEFAULTS.seed,
+    batch_delay: BatchDelayOpt = EMULATION_DEFAULTS.batch_delay_s,
+    batch_errors: BatchErrorsOpt = EMULATION_DEFAULTS.batch_errors,
+    emulator_config: EmulatorConfigOpt = None,
+    take_over_lock: Annotated[
+        bool, typer.Option("--take-over-lock", help="Take the run over from a command that holds its lock and is "
+                           "gone: allowed once that command's lease expired (a holder on this host whose process "
+                           "ended is taken over without it). A running holder is never taken over.")
+    ] = False,
+) -> None:
+    """Grade every submission of a benchmark on Ray and write the run's tables.
+
+    Re-running the same command resumes: completed submissions are skipped and no judge call
+    whose request is already stored is sent again. `--reuse RUN` also serves calls stored in
+    another run (swap one judge: only that judge's calls are paid). Ctrl-C stops after flushing
+    the shards in flight; a second Ctrl-C cancels them (their submissions are graded by the next
+    run). A missing API key is reported before anything starts. `--max-cost USD` stops cleanly
+    before a call could make this command spend more (progress shows spent vs the estimate).
+    One sweep writes into a run at a time: a second one on the same run exits 1 naming the holder
+    (its pid, host, command and since when) and when `--take-over-lock` becomes possible.
+
+    Exit codes: 0 done; 1 bad input or configuration, or the run is locked by another command;
+    2 usage error; 3 incomplete submissions, failed shards, the cost cap or a storage failure (a
+    full disk: the file and the cause are named; run again to continue with exactly what is left);
+    4 inputs left out (rejected submissions, or tasks dropped from the benchmark; the rest was
+    graded); 130 interrupted.
+
+    `--vendors emulated` takes the options of `tribunal emulate` (latency, limits enforced in each
+    vendor's own bucket, faults, batch timing, personas); a run against emulators, this way or with
+    `--config` written by `tribunal emulate --write-config`, records `vendors: emulated`.
+
+    Example:
+
+        tribunal sweep examples/sample -s examples/sample/submissions -o runs --vendors emulated
+
+        tribunal sweep examples/sample -s examples/sample/submissions --vendors emulated --latency 2 --rpm 600
+    """
+    use_endpoint(endpoint_url)
+    run_sweep_command(SweepCommand(
+        benchmark=benchmark, submissions=submissions, output=output, vendors=vendors, address=address,
+        run_id=run_id, reuse=list(reuse or []), config=config, shard_size=shard_size, max_in_flight=max_in_flight,
+        progress=progress, reduce_after=reduce_after, personas=personas, max_cost=max_cost, batch=batch,
+        detach=detach, endpoint_url=endpoint_url, take_over_lock=take_over_lock,
+        emulation=emulation_options(rpm=rpm, tpm=tpm, latency=latency, faults=faults, seed=seed,
+                                    batch_delay=batch_delay, batch_errors=batch_errors,
+                                    emulator_config=emulator_config),
+    ))
+
+
+def run_sweep_command(cmd: SweepCommand) -> None:
+    """Load the configuration, start the vendors the mode asks for, sweep, print, exit with the code."""
+    from evalcore.config.load import load_config
+    from jobs.sweep.driver import run_sweep
+    from jobs.sweep.identity import RunStorageFailed
+    from jobs.sweep.options import SweepOptions
+    from jobs.sweep.prepare import load_personas, recorded_mode, vendor_mode, with_batch
+
+    console = Console(stderr=True)
+    try:
+        cfg = load_config(cmd.config, vendors=cmd.vendors)
+        mode = recorded_mode(cfg, cmd.vendors)  # emulated too for a config written by `tribunal emulate`
+        if mode != cmd.vendors:
+            console.print(f"the configuration points at emulators (TRIBUNAL_EMULATED_* key variables): "
+                          f"this run is recorded as vendors: {mode}", markup=False, highlight=False)
+        cfg = with_batch(cfg, cmd.batch, emulated=mode == VendorMode.EMULATED)
+        if cmd.detach and not cfg.batch.enabled:
+            raise typer.BadParameter("--detach needs batch mode (--batch, or batch.enabled in the config)")
+        panel = load_personas(cmd.personas, cfg, cmd.benchmark, cmd.submissions) if cmd.personas else None
+        with vendor_mode(cfg, cmd.vendors, panel, cmd.emulation) as run_cfg:
+            opts = SweepOptions(
+                benchmark=cmd.benchmark, submissions=cmd.submissions, output=cmd.output, config=run_cfg,
+                vendors=mode, run_id=cmd.run_id, address=cmd.address, reuse=cmd.reuse,
+                shard_size=cmd.shard_size, max_in_flight=cmd.max_in_flight, progress=cmd.progress,
+                max_cost_usd=cmd.max_cost, detach=cmd.detach,
+            )
+            summary = run_sweep(opts, console, take_over_lock=cmd.take_over_lock)
+    except RunStorageFailed as exc:  # the run holds what was stored, whole: resumable
+        print_error(exc, console)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
+    except TribunalError as exc:
+        print_error(exc, console)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except KeyboardInterrupt as exc:  # Ctrl-C before the shards started (loading, Ray, preflight)
+        print_error("interrupted before grading started; nothing was graded", console)
+        raise typer.Exit(EXIT_INTERRUPTED) from exc
+    print_summary(summary, console)
+    if summary.cost_message:
+        console.print(f"[yellow]{summary.cost_message}[/]")
+    if cmd.detach and summary.awaiting_batches:
+        print_detached(summary, cmd, console)
+        raise typer.Exit(EXIT_INCOMPLETE)
+    if cmd.reduce_after and not summary.interrupted:
+        try:
+            _reduce_and_show(summary.run_uri)
+        except TribunalError as exc:  # the tables are whole: `tribunal reduce` once the cause is fixed
+            print_error(exc, console)
+            raise typer.Exit(EXIT_INCOMPLETE if isinstance(exc, StorageError) else EXIT_BAD_INPUT) from exc
+    code = sweep_exit_code(summary)
+    if code == EXIT_LEFT_OUT:
+        print_error(f"{summary.rejected} input(s) left out (see above and the run's rejected/ table); "
+                    "the rest was graded", console)
+    raise typer.Exit(code)
+
+
+def _reduce_and_show(run_uri: str) -> None:
+    from jobs.per_run.reduce import reduce_run, render_leaderboard
+
+    lb = reduce_run(run_uri)
+    render_leaderboard(lb, Console())
+
+
+def demo(
+    output: Annotated[str, typer.Option("--output", "-o", help="Where runs go.")] = "runs",
+    address: Annotated[str, typer.Option("--address", help="Ray address (local starts one here).")] = "local",
+) -> None:
+    """The whole product on the sample benchmark with no keys: local Ray, emulated vendors.
+
+    Starts the three vendor emulators on 127.0.0.1 (answering with the offline heuristics, each
+    judge with its own persona: a lenient OpenAI judge (also the auditor, missing some findings and
+    raising a few false flags), a noisy xAI judge, an Anthropic judge biased toward its own family), sweeps examples/sample on a local Ray cluster into
+    ./runs/, reduces, and prints the leaderboard. Run it twice: the second run resumes and sends
+    zero judge calls. Then try `tribunal calibrate runs/demo --labels examples/sample/ground_truth.json`.
+    """
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "examples" / "sample"
+    if not root.exists():
+        print_error(f"{root}: sample benchmark not found (run from a checkout)")
+        raise typer.Exit(1)
+    run_sweep_command(SweepCommand(
+        benchmark=str(root), submissions=str(root / "submissions"), output=output, vendors=VendorMode.EMULATED,
+        address=address, run_id="demo", shard_size=4, max_in_flight=8, personas="demo",
+    ))

@@ -1,1 +1,0 @@
-"""The `tribunal` commands, one module per group; `jobs.cli` registers them on the typer app."""

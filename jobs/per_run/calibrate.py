@@ -1,0 +1,191 @@
+"""`tribunal calibrate RUN --labels LABELS`: read a run and a labels file, write and show the calibration.
+
+The I/O half; the rules live in `evalcore.results.calibrate` (pure). Writes into the run folder
+``calibration.json`` (the whole `Calibration`) and ``calibration.parquet`` (one row per judge ×
+area, estimates flattened); `tribunal report` adds a calibration section when the JSON is there.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from evalcore.errors import InputError, StorageError
+from evalcore.results import adjudications as adj
+from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
+from evalcore.results.labels import HallucinationLabel, Labels, VerdictLabel, load_labels
+from evalcore.results.leaderboard import ALL_AREAS
+from evalcore.storage import fs
+from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
+from jobs.per_run.reduce import (
+    CI_MARKUP,
+    _parquet_bytes,
+    interval_cell,
+    interval_column,
+    open_table,
+    read_run_record,
+)
+
+CALIBRATION_JSON = "calibration.json"
+CALIBRATION_PARQUET = "calibration.parquet"
+
+
+def calibrate_run(
+    run_uri: str, labels_uri: str | None, *, write: bool = True, endpoint_override: str | None = None,
+    sample_only: bool = False,
+) -> Calibration:
+    """Calibrate a run folder against expert labels; write a new calibration file into the run.
+
+    Without a labels file, the run's adjudications are the labels (`labels_from_adjudications`):
+    each decided verdict or criterion is the expert's verdict, each upheld flag a hallucination.
+    Labels that match no graded submission of the run are refused (nothing is written), and an
+    earlier calibration is never overwritten: each one gets the next free name.
+    """
+    record = read_run_record(run_uri, endpoint_override)
+    notes: list[str] = []
+    if labels_uri is None:
+        labels, notes = labels_from_adjudications(run_uri, endpoint_override, sample_only=sample_only)
+    else:
+        labels = load_labels(labels_uri, endpoint_override)
+    submissions = open_table(run_uri, "submissions", endpoint_override)
+    if submissions is None:
+        raise StorageError(f"{fs.join(run_uri, 'submissions')}: no graded submissions in this run yet")
+    cal = calibrate_tables(
+        record, labels, submissions=submissions,
+        verdicts=open_table(run_uri, "verdicts", endpoint_override),
+        flags=open_table(run_uri, "flags", endpoint_override),
+    )
+    if cal.matched_submissions == 0:
+        raise InputError(labels.source, f"no label matches a complete grading of run {record.run_id} "
+                         f"({cal.labelled_submissions} labelled submission(s): {cal.not_in_run} not in the run, "
+                         f"{cal.not_complete} not complete); nothing was written")
+    if notes:
+        cal = cal.model_copy(update={"notes": [*notes, *cal.notes]})
+    if write:
+        for k in range(1, 10_000):
+            name = CALIBRATION_JSON if k == 1 else f"calibration-{k:04d}.json"
+            if fs.write_new(fs.join(run_uri, name), cal.model_dump_json(indent=2).encode(), endpoint_override):
+                parquet = CALIBRATION_PARQUET if k == 1 else f"calibration-{k:04d}.parquet"
+                fs.write_bytes_atomic(fs.join(run_uri, parquet), _parquet_bytes(judges_table(cal.judges)),
+                                      endpoint_override)
+                break
+    return cal
+
+
+def labels_from_adjudications(
+    run_uri: str, endpoint_override: str | None = None, *, sample_only: bool = False
+) -> tuple[Labels, list[str]]:
+    """The run's decisions in force as expert labels, with notes saying how far they can be trusted.
+
+    A decided verdict or criterion is the expert's verdict on that criterion; an upheld flag (or one
+    given a materiality) is a hallucination the expert found, with the flag's span, deliverable and
+    category; an overturned flag is no label (the claim is not a hallucination). Only reviewed items
+    are labelled, so recall is not measured; and decisions from the material-first and split queues
+    over-represent disputed items: only those from the seeded random sample give unbiased figures.
+    """
+    loaded = adj.load(run_uri, endpoint_override)
+    latest = [d for d in loaded.latest().values() if not sample_only or d.queue == "sample"]
+    if not latest:
+        raise InputError(adj.folder(run_uri), "no adjudications to calibrate against"
+                         + (" from the random sample" if sample_only else "")
+                         + " (record some with `tribunal review` or `tribunal adjudicate`, or give --labels)")
+    flag_keys = {(d.system, d.task_id, d.flag_index) for d in latest if d.kind == "flag"}
+    flag_rows: dict[tuple[str, str, int | None], dict[str, object]] = {}
+    flags = open_table(run_uri, "flags", endpoint_override)
+    if flag_keys and flags is not None:
+        for row in flags.to_table(columns=["system", "task_id", "flag_index", "deliverable", "span", "category",
+                                           "materiality"]).to_pylist():
+            key = (str(row["system"]), str(row["task_id"]), int(row["flag_index"]))
+            if key in flag_keys:
+                flag_rows[key] = row
+    verdicts: list[VerdictLabel] = []
+    halls: list[HallucinationLabel] = []
+    for d in latest:
+        if d.kind in ("verdict", "criterion") and d.criterion_id:
+            verdicts.append(VerdictLabel(system=d.system, task_id=d.task_id, criterion_id=d.criterion_id,
+                                         verdict=d.decision))  # type: ignore[arg-type]
+        elif d.kind == "flag" and d.decision != "overturned":
+            row = flag_rows.get((d.system, d.task_id, d.flag_index))
+            if row is not None:
+                halls.append(HallucinationLabel(
+                    system=d.system, task_id=d.task_id, deliverable=str(row["deliverable"]), span=str(row["span"]),
+                    category=row["category"],  # type: ignore[arg-type]
+                    materiality=d.materiality or row["materiality"] or "material",  # type: ignore[arg-type]
+                ))
+    sampled = sum(1 for d in latest if d.queue == "sample")
+    notes = [
+        f"labels: {len(latest)} decision(s) in force from the run's adjudications, {sampled} of them from the "
+        "seeded random sample" + (" (only those used: unbiased)" if sample_only else
+                                  "; the rest come from the material-first and split queues, which over-represent "
+                                  "disputed items, so these figures are not unbiased estimates (--sample-only: "
+                                  "the random sample alone)"),
+        "only reviewed items are labelled: the auditor's precision on reviewed flags and the judges' accuracy on "
+        "reviewed verdicts are measured; recall is not (unreviewed hallucinations are unknown)",
+    ]
+    source = adj.folder(run_uri) + (" (random sample)" if sample_only else "")
+    return Labels(source=source, verdicts=verdicts, hallucinations=halls), notes
+
+
+def load_calibration(run_uri: str, endpoint_override: str | None = None) -> Calibration | None:
+    """The run's latest calibration (the highest-numbered calibration file), or None when never calibrated."""
+    names = [
+        fs.basename(u)
+        for u in fs.list_files(run_uri, suffix=".json", recursive=False, endpoint_override=endpoint_override)
+        if fs.basename(u) == CALIBRATION_JSON or fs.basename(u).startswith("calibration-")
+    ]
+    if not names:
+        return None
+    latest = max(names, key=lambda n: 1 if n == CALIBRATION_JSON else int(n.split("-")[1].split(".")[0]))
+    return Calibration.model_validate_json(fs.read_bytes(fs.join(run_uri, latest), endpoint_override))
+
+
+def calibration_blocks(cal: Calibration) -> list[Block]:
+    """The calibration as `tribunal calibrate` prints it: judges, panel, auditor, notes."""
+    blocks: list[Block] = [Text.from_markup(
+        f"[bold]Calibration of run {escape(cal.run_id)}[/] against {escape(cal.labels)}: {cal.labelled_submissions} "
+        f"labelled submissions, {cal.matched_submissions} graded complete, {cal.not_in_run} not in the run, "
+        f"{cal.not_complete} not complete. 95% bootstrap CIs over submissions.")]
+    t = TableSpec([Column("judge", "id"), Column("area", "id"), Column("items", "number"),
+                   interval_column("accuracy", "accuracy"), interval_column("Cohen κ", "kappa"),
+                   interval_column("false pass", "false_pass_rate"), interval_column("false fail", "false_fail_rate")],
+                  title="Judges against the experts", box=box.SIMPLE_HEAVY)
+    for r in cal.judges:
+        if r.area == ALL_AREAS:
+            t.add_row(r.judge, r.area, Cell(str(r.items), r.items), interval_cell(r.accuracy),
+                      interval_cell(r.kappa, percent=False, digits=2, ci=" [dim][{low:.2f}–{high:.2f}][/dim]"),
+                      interval_cell(r.false_pass_rate), interval_cell(r.false_fail_rate))
+    blocks.append(t)
+    p = cal.panel
+    blocks.append(Text.from_markup(
+        f"Panel vs experts' all-pass on {p.submissions} fully labelled submissions "
+        f"({p.expert_all_pass} all-pass): panel task-score error {p.task_score_error.text(ci=CI_MARKUP)}, "
+        f"majority all-pass error {p.majority_error.text(ci=CI_MARKUP)}; "
+        + "; ".join(f"{escape(j)} {e.text(ci=CI_MARKUP)}" for j, e in p.judge_error.items())
+        + (f"; panel − best judge ({escape(p.best_judge)}) {p.panel_minus_best_judge.text(ci=CI_MARKUP)}"
+           if p.best_judge else "")))
+    a = cal.auditor
+    t = TableSpec([Column("category", "id"), Column("labelled", "number"), Column("found", "number"),
+                   interval_column("recall", "recall"), Column("confirmed", "number"), Column("true", "number"),
+                   interval_column("precision", "precision")],
+                  title=f"Auditor on {a.audited_submissions} audited labelled submissions", box=box.SIMPLE_HEAVY)
+    for c in a.by_category:
+        t.add_row(c.category, Cell(str(c.labelled), c.labelled), Cell(str(c.found), c.found), interval_cell(c.recall),
+                  Cell(str(c.confirmed), c.confirmed), Cell(str(c.true), c.true), interval_cell(c.precision))
+    t.add_row(Cell(Text("all", style="bold"), "all"), Cell(str(a.labelled), a.labelled), Cell(str(a.found), a.found),
+              interval_cell(a.recall), Cell(str(a.confirmed), a.confirmed),
+              Cell(str(a.true_confirmed), a.true_confirmed), interval_cell(a.precision))
+    blocks.append(t)
+    blocks.append(Text.from_markup(
+        f"Stage 1 recall {a.stage1_recall.text(ci=CI_MARKUP)}; Stage 2 rejected {a.stage2_rejected_real} real and "
+        f"{a.stage2_rejected_not_real} unreal flags, confirmed {a.stage2_confirmed_not_real} unreal; "
+        f"{a.not_audited} labelled hallucination(s) in submissions not audited. "
+        f"Materiality (expert → auditor): {escape(str(a.materiality))}"))
+    blocks += [Text.assemble(("note: ", "yellow"), note) for note in cal.notes]
+    return blocks
+
+
+def render_calibration(cal: Calibration, console: Console | None = None, fmt: TableFormat = TableFormat.TABLE) -> None:
+    """Print `calibration_blocks` in `fmt`; the tables fit the console's width (never cut)."""
+    emit(console or Console(), calibration_blocks(cal), fmt)

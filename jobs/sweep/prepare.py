@@ -1,0 +1,181 @@
+"""Preparing a run: what the command asked for (`SweepCommand`), batch mode on or off, and the vendor modes: `real` (configured endpoints and keys), `emulated` (our local emulators of each
+vendor's wire protocol, started here, answering with the offline heuristics), `offline` (the
+in-process offline adapter, no network at all).
+
+Why a context manager: emulated mode owns servers that must outlive the run and stop after it.
+They are configured by the one builder `tribunal emulate` uses too
+(`evalcore.emulators.serve.emulator_config_from`, from the shared `EmulationOptions`), so an
+emulated sweep and a sweep against `tribunal emulate` meet the same emulators.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from pydantic import ValidationError
+
+from evalcore.config.models import RateLimits, TribunalConfig, VendorMode
+from evalcore.emulation import EmulationOptions, points_at_emulators
+from evalcore.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from evalcore.emulators._config import EmulatorConfig
+    from evalcore.emulators.responders import PersonaSet, Responder
+
+
+def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> dict[str, RateLimits]:
+    """What each emulator enforces: one account's limits per vendor (the openai emulator serves
+    the openai judge and the auditor, which share them, as they share one key)."""
+    from evalcore.emulators.serve import EMULATED_LIMITS  # the CLI's emulated mode: imported only here
+
+    limits = limits or EMULATED_LIMITS
+    return {v.adapter: limits for v in config.vendors() if v.adapter != "offline"}
+
+
+def load_personas(
+    spec: str, config: TribunalConfig, benchmark: str | None = None, submissions: str | None = None
+) -> PersonaSet:
+    """The emulated panel's personas: `demo` (the built-in three) or a YAML/JSON file.
+
+    The file holds `{seed: int, personas: {<model or vendor>: {leniency, noise, self_bias, family,
+    recall, false_flag_rate, upholds_false_flags, rejects_real_flags}}}`. The submissions, when
+    given (with their benchmark), are read once to fingerprint each one's deliverables with its
+    system's family (`family_map`), which is how a persona with a self-family bias recognises its
+    own family's work; without them `self_bias` has nothing to recognise (`tribunal emulate`
+    started with no submissions named).
+    """
+    from evalcore.benchmark.loader import load_benchmark
+    from evalcore.emulators.responders import DEMO_PERSONAS, PersonaSet, deliverables_fingerprint
+    from evalcore.schema import Submission
+    from evalcore.submissions.loader import iter_submissions
+
+    if spec == "demo":
+        data: dict[str, object] = {"seed": config.seed, "personas": DEMO_PERSONAS}
+    else:
+        try:
+            raw = yaml.safe_load(Path(spec).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(spec, f"cannot read the personas file: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise InputError(spec, "a personas file is a mapping {seed, personas: {model or vendor: {...}}}")
+        data = {"seed": config.seed, **raw}
+    families: dict[str, str] = {}
+    if benchmark is not None and submissions is not None:
+        bench = load_benchmark(benchmark)
+        for item in iter_submissions(submissions, bench.task_map(), excluded=bench.excluded_task_ids()):
+            if isinstance(item, Submission) and (family := config.family_of(item.system)) is not None:
+                present = [(n, d.text) for n, d in item.deliverables.items() if not d.missing]
+                families[deliverables_fingerprint(present)] = family
+    try:
+        return PersonaSet.model_validate({**data, "families": families})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise InputError(spec, f"invalid persona at {where}: {first['msg']}") from None
+
+
+def recorded_mode(config: TribunalConfig, mode: VendorMode) -> VendorMode:
+    """The vendor mode a run records: `emulated` for `--vendors real` with a configuration aimed
+    at emulators (written by `tribunal emulate --write-config`: `points_at_emulators`), so the
+    report says where the answers came from and a run with real vendors never reuses them."""
+    if mode == VendorMode.REAL and points_at_emulators(config):
+        return VendorMode.EMULATED
+    return mode
+
+
+def emulator_configs(emulation: EmulationOptions | None = None) -> dict[str, EmulatorConfig]:
+    """What each emulator of emulated mode is configured with: `tribunal emulate`'s builder."""
+    from evalcore.emulators.serve import emulator_config_from  # the CLI's emulated mode: imported only here
+
+    return emulator_config_from(emulation)
+
+
+def emulated_responder(personas: PersonaSet | None = None) -> Responder:
+    """What the emulators answer with: the offline heuristics, bent by `personas` if given."""
+    from evalcore.emulators import OfflineResponder
+
+    return OfflineResponder(personas)
+
+
+@contextmanager
+def vendor_mode(
+    config: TribunalConfig,
+    mode: VendorMode,
+    personas: PersonaSet | None = None,
+    emulation: EmulationOptions | None = None,
+) -> Iterator[TribunalConfig]:
+    """Yield the configuration to run with in `mode` (starting and stopping emulators if needed).
+
+    Emulated mode only: `personas` bend the emulators' offline answers (`load_personas`);
+    `emulation` sets their latency, limits, faults and batch timing (`EmulationOptions`), and the
+    vendors' budgets are set to the limits the emulators enforce.
+    """
+    if mode != VendorMode.EMULATED:
+        if personas is not None:
+            raise ConfigError("personas apply to emulated judges only: use --vendors emulated")
+        if emulation is not None and (given := emulation.given()):
+            raise ConfigError(f"{', '.join(given)}: these shape emulated vendors only: use --vendors emulated")
+        yield config
+        return
+    from evalcore.emulators._set import start_in_thread
+    from evalcore.emulators.serve import budget_limits, point_at_emulators
+
+    configs = emulator_configs(emulation)  # a bounded request log: the emulators live in the driver's process
+    emus = start_in_thread(configs, responder=emulated_responder(personas))
+    try:
+        yield point_at_emulators(config, emus.endpoints, budget_limits(configs))
+    finally:
+        emus.stop()
+
+
+@dataclass(frozen=True)
+class SweepCommand:
+    """What `tribunal sweep` was asked to do: its options, named once for `sweep` and `demo`."""
+
+    benchmark: str
+    submissions: str
+    output: str = "runs"
+    vendors: VendorMode = VendorMode.REAL
+    address: str = "local"
+    run_id: str | None = None
+    reuse: list[str] = field(default_factory=list)
+    config: str | None = None
+    shard_size: int = 8
+    max_in_flight: int = 8
+    progress: bool = True
+    reduce_after: bool = True
+    personas: str | None = None
+    max_cost: float | None = None
+    batch: bool | None = None
+    detach: bool = False
+    emulation: EmulationOptions = field(default_factory=EmulationOptions)
+    """`--vendors emulated` only: how the emulators behave (the options `tribunal emulate` shares)."""
+    endpoint_url: str | None = None
+    """`--endpoint-url` (already applied by `sweep`; kept to spell the command out again: `again_command`)."""
+    take_over_lock: bool = False
+    """`--take-over-lock`: take the run's lock from a holder whose lease expired (`jobs.sweep.lock`)."""
+
+
+EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}
+"""Batch timing when the vendors are our emulators (their batches end as soon as they are due)."""
+
+
+def with_batch(config: TribunalConfig, enabled: bool | None, *, emulated: bool = False) -> TribunalConfig:
+    """The configuration with batch mode switched on or off (`None`: as configured)."""
+    batch = config.batch
+    if enabled is not None:
+        batch = batch.model_copy(update={"enabled": enabled})
+    if emulated and batch.enabled:
+        batch = batch.model_copy(update=EMULATED_TIMING)
+    update: dict[str, Any] = {"batch": batch}
+    if batch.enabled:
+        # Warming sends one call per prefix and waits for its answer before the rest: in batch
+        # mode that wait is a whole batch, so Stage A would take two rounds. Off (scheduling only).
+        update["judges"] = [j.model_copy(update={"warm_prompt_cache": False}) for j in config.judges]
+        update["auditor"] = config.auditor.model_copy(update={"warm_prompt_cache": False})
+    return config.model_copy(update=update)

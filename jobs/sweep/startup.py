@@ -1,0 +1,145 @@
+"""Starting the sweep's cluster side: Ray itself, the vendor actors, the preflight through them,
+and stopping the actors when the sweep ends (whatever way it ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import ray
+
+from evalcore.config.models import TribunalConfig
+from evalcore.schema import CallRow
+from evalcore.storage.store import write_table_file
+from evalcore.vendors.preflight import preflight, raise_if_failed
+from jobs.sweep import vendor_pool
+
+
+def _env_for_workers() -> dict[str, str]:
+    """Non-secret settings the workers need (S3 endpoint and region, the document cache).
+
+    Keys are never put in the runtime_env: Ray records it in its job table, where the dashboard
+    and state API show it. A local cluster inherits the driver's environment (keys included); a
+    remote cluster gets keys from its own secrets (see cluster/README.md).
+    """
+    names = ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
+             "AWS_EC2_METADATA_DISABLED", "TRIBUNAL_CACHE_DIR")
+    return {n: os.environ[n] for n in names if n in os.environ}
+
+
+LOCAL_SYSTEM_CONFIG: dict[str, Any] = {"enable_worker_prestart": False, "prestart_worker_first_driver": False}
+"""A local Ray starts no worker before a task or an actor asks for one.
+
+Ray prestarts one idle Python worker per CPU for every driver (`num_prestart_python_workers`),
+so that a first task starts without waiting. A sweep's work runs in actors (one process each,
+never an idle worker) and in a handful of shard tasks, so on a laptop most prestarted workers
+stayed idle and each cost ~1.3 s of CPU to start (importing Ray): measured on the test suite's
+sweeps, 76 idle workers and ~11 % of its CPU; without them a small sweep ends ~7 s sooner. A
+cluster started by `ray up` keeps Ray's defaults (its nodes are started by `ray start`). Passed
+as a copy: `ray.init` adds its own keys to the dict it is given."""
+
+
+LOCAL_LOG_MONITOR_ENV: dict[str, str] = {"LOG_NAME_UPDATE_INTERVAL_S": "10", "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0"}
+"""A local Ray's log monitor looks for new log files every 10 s instead of every 0.1 s.
+
+The log monitor streams the workers' output to the drivers; a sweep turns that off
+(`log_to_driver=False`), but `ray.init` cannot leave the monitor out, and below 1,000 files it
+re-lists the logs folder ten times a second (two files per worker process; a dead worker's are
+moved aside once the monitor has seen them). Measured with `python benchmarks/local_ray_idle.py`: an
+idle local Ray that has run 100 actors, log monitor 0.64-0.65 CPU-s per 30 s with Ray's settings,
+0.14-0.23 with these; over the test suite's two session clusters the monitors took ~50 CPU-s. The
+log monitor reads them from its environment, which it inherits from the driver starting Ray: they
+are in the driver's environment only during the start (`_local_start_env`), never over a value the
+operator set (the processes Ray starts then keep them; only the log monitor reads them)."""
+
+
+@contextlib.contextmanager
+def _local_start_env() -> Iterator[None]:
+    """`LOCAL_LOG_MONITOR_ENV` in this process's environment while a local Ray starts, then as it was."""
+    added = {k: v for k, v in LOCAL_LOG_MONITOR_ENV.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
+def init_ray(address: str, env: dict[str, str], *, attempts: int = 3, **extra: Any) -> None:
+    """Start or attach to Ray once per process (local, auto, or ray://host:port).
+
+    A local start is retried: when two local Ray instances start at the same moment on one
+    machine (a test and a demo, two CI steps) a raylet can lose its pre-selected port and never
+    register, and Ray gives up after 30 s with "timed out during startup" (seen on this machine).
+    """
+    if ray.is_initialized():
+        return
+    kwargs: dict[str, Any] = {
+        "log_to_driver": False,
+        "logging_level": logging.ERROR,
+        "runtime_env": {"env_vars": env},
+        **extra,
+    }
+    if address != "local":
+        ray.init(address=address, **kwargs)
+        return
+    for attempt in range(1, attempts + 1):
+        try:
+            with _local_start_env():
+                ray.init(address="local", include_dashboard=False, _system_config=dict(LOCAL_SYSTEM_CONFIG), **kwargs)
+            return
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or attempt == attempts:
+                raise
+            logging.getLogger(__name__).warning("local Ray did not start (%s); retrying", exc)
+            ray.shutdown()
+
+
+def start_actors(
+    config: TribunalConfig, run_id: str, stored_runs: list[str], ledger: str | None = None, detach: bool = False
+) -> dict[str, vendor_pool.VendorPool]:
+    """The VendorActors of each vendor account, keyed by entry (one, or N for an account one actor
+    cannot carry: `jobs/sweep/vendor_pool.py`), named per run so a driver restart finds them.
+
+    In batch mode each actor also gets the batch settings: it queues its vendor's requests into
+    batches journalled in the run folder (`stored_runs[0]`). They hold grading calls until the
+    preflight passed (`vendor_pool.open_gates`)."""
+    return vendor_pool.start_pools(config, run_id, stored_runs, ledger, detach, gated=True)
+
+
+def preflight_through_actors(
+    config: TribunalConfig, actors: dict[str, Any], run_uri: str, run_id: str, attempt: int
+) -> list[CallRow]:
+    """The library's preflight (`evalcore.vendors.preflight`), sent through each vendor's actor so
+    it exercises the client, budget and retry policy the sweep will use; raises PreflightError
+    naming vendor, model and cause.
+
+    Its calls are paid like any other, so their rows go into the run's `calls` table (one file
+    per attempt, `calls/preflight-<attempt>.parquet`, written even when the preflight fails):
+    the summary's calls and cost then equal the tables'. Returns those rows (the summary counts them).
+    """
+    vendors = {cfg.name: vendor_pool.pool_vendor(actors[cfg.name], cfg) for cfg in config.vendors()}
+    results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
+    rows = [r.call for r in results if r.call is not None]
+    write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", rows)
+    raise_if_failed(results)
+    return rows
+
+
+def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait: bool) -> None:
+    """No actor outlives its sweep (also on errors, e.g. a failed preflight).
+
+    With `wait`, each actor first closes (its calls on the wire answered, its batch queue
+    flushed); a cancelled sweep (second Ctrl-C) does not wait for them."""
+    for a in vendor_pool.handles(actors):
+        if wait:
+            with contextlib.suppress(Exception):  # a dead actor has nothing left to close
+                ray.get(a.close.remote(), timeout=30)
+        ray.kill(a)
+    if ledger is not None:
+        ray.kill(ledger)

@@ -1,0 +1,68 @@
+"""Where a sweep keeps its local caches under data_governance (the named folder, TRIBUNAL_CACHE_DIR,
+else the output folder; never ~/.cache), that a cache folder it creates is private, and which
+vendors' batch APIs it refuses."""
+
+from __future__ import annotations
+
+import stat
+
+import pytest
+
+from evalcore.benchmark import cache
+from evalcore.config.load import load_config
+from evalcore.config.models import TribunalConfig
+from evalcore.errors import ConfigError
+from jobs.sweep.governance import check_batch_allowed, governed_caches, local_caches
+from jobs.sweep.prepare import with_batch
+
+
+def _config(**governance: object) -> TribunalConfig:
+    return load_config(overrides={"data_governance": governance} if governance else None)
+
+
+def test_a_named_cache_folder_holds_both_caches_whatever_the_environment_says(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIBUNAL_CACHE_DIR", str(tmp_path / "env"))
+    caches = local_caches(_config(cache_dir=str(tmp_path / "named")), str(tmp_path / "out"))
+    assert caches.documents == tmp_path / "named" and caches.ocr_uri == str(tmp_path / "named" / "ocr")
+
+
+def test_without_a_named_folder_the_environment_then_the_output_folder_decide_never_home(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TRIBUNAL_CACHE_DIR", str(tmp_path / "env"))
+    from_env = local_caches(_config(), str(tmp_path / "out"))
+    assert from_env.documents == tmp_path / "env" and from_env.ocr_uri == str(tmp_path / "out" / "_ocr")
+    monkeypatch.delenv("TRIBUNAL_CACHE_DIR")
+    local = local_caches(_config(), str(tmp_path / "out"))
+    assert local.documents == tmp_path / "out" / "_cache" and local.ocr_uri == str(tmp_path / "out" / "_ocr")
+    on_s3 = local_caches(_config(), "s3://bucket/runs")
+    assert on_s3.documents is None and on_s3.ocr_uri == "s3://bucket/runs/_ocr"
+    off = local_caches(_config(cache_dir="off"), str(tmp_path / "out"))
+    assert off.documents is None
+    for caches in (local, on_s3, off):
+        with governed_caches(caches):
+            assert cache.cache_root() == caches.documents
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache.cache_root() == tmp_path / "xdg" / "tribunal"  # other commands: unchanged once the sweep ends
+
+
+def test_a_cache_folder_the_sweep_creates_is_0700_and_its_entries_0600(tmp_path) -> None:
+    root = tmp_path / "a" / "b" / "cache"
+    with governed_caches(local_caches(_config(cache_dir=str(root)), str(tmp_path / "out"))):
+        cache.disk_put(cache.cache_root() / "docs" / "v1", "0" * 64, "pdf", "the text", key="docs/v1/pdf")  # type: ignore[operator]
+        cache.write_private(str(root / "ocr" / "v1" / "page.entry"), b"{}")
+    for folder in (tmp_path / "a", tmp_path / "a" / "b", root, root / "docs", root / "docs" / "v1", root / "ocr" / "v1"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    for entry in (*root.rglob("*.entry"),):
+        assert stat.S_IMODE(entry.stat().st_mode) == 0o600, entry
+
+
+def test_a_vendor_whose_batch_api_is_refused_stops_a_batch_sweep_naming_it_and_an_online_one_goes_on() -> None:
+    private = _config(preset="private")
+    check_batch_allowed(private)  # online: nothing is refused
+    with pytest.raises(ConfigError, match=r"batch_allowed \(xai: false, preset private\) refuses batch mode for "
+                                          r"vendor 'xai' \(xai, grok-4\.7\)\. xAI's batch API has no delete"):
+        check_batch_allowed(with_batch(private, True))
+    check_batch_allowed(with_batch(_config(), True))
+    refused = with_batch(_config(batch_allowed={"anthropic": False}), True)
+    with pytest.raises(ConfigError, match="vendor 'anthropic'") as err:
+        check_batch_allowed(refused)
+    assert "xai" not in str(err.value)
