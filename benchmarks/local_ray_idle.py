@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
 import psutil  # noqa: E402
 import ray  # noqa: E402
 
-from jobs import startup  # noqa: E402
+from jobs.sweep import startup  # noqa: E402
 
 RAY_DEFAULTS = {"LOG_NAME_UPDATE_INTERVAL_S": "0.5", "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "1000"}
 """Ray 2.60's defaults for the two settings (`ray/_private/log_monitor.py`): below 1,000 files the

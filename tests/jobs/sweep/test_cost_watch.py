@@ -12,7 +12,7 @@ from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
 from evalcore.grading import estimate as estimate_module
 from evalcore.submissions.loader import load_submissions
-from jobs import cost
+from jobs.sweep import cost_watch as cost
 from jobs.sweep.shard_work import put_config
 from tests.jobs.conftest import SAMPLE
 

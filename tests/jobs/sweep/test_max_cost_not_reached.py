@@ -20,7 +20,7 @@ from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
 from evalcore.storage import fs
 from evalcore.storage.store import SUCCESS
-from jobs import sweep as sweep_module
+from jobs.sweep import driver as sweep_module
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions
 from tests.jobs.conftest import emulated_config

@@ -18,8 +18,7 @@ from jobs.sweep.driver import run_sweep
 from jobs.sweep.identity import config_fingerprint
 from jobs.sweep.options import SweepOptions
 from jobs.sweep.vendor_pool import VendorPool, actor_name, add_up, pool_vendor
-
-from .conftest import SMALL_SUBMISSIONS
+from tests.jobs.conftest import SMALL_SUBMISSIONS
 
 
 def test_one_actor_keeps_its_name_and_is_talked_to_as_before() -> None:
