@@ -137,3 +137,46 @@ def test_a_module_over_500_lines_says_why_it_is_one_module() -> None:
         if "Why one" not in doc and "Why a module" not in doc:
             offenders.append(str(path.relative_to(root)))
     assert not offenders, f"over 500 lines without a reason at the top: {offenders}"
+
+
+RUN_FOLDER_NAMES = {
+    "run.json", "_SUCCESS.json", "_attempts", "_lock", "_batches", "_purge", "adjudications", "leaderboard.json",
+    "leaderboard.parquet", "leaderboard_areas.parquet", "report.html", "calibration.json", "calibration.parquet",
+    "_cache", "_ocr",
+}
+
+
+def spelled_run_folder_paths(path: Path) -> list[str]:
+    """The string literals of a module (docstrings aside) that name a part of a run folder."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    docstrings = {
+        id(node.body[0].value) for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            segments = node.value.split("/")
+            if any(s in RUN_FOLDER_NAMES or s.startswith("calibration-") for s in segments):
+                found.append(f"{path.name}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_only_the_run_folder_room_spells_a_run_folder_path() -> None:
+    """`evalcore/storage/run_folder.py` owns the layout; every other module asks a `RunFolder`."""
+    root = Path(__file__).resolve().parents[1]
+    room = root / "evalcore" / "storage" / "run_folder.py"
+    offenders = [
+        hit for path in sorted([*root.joinpath("evalcore").rglob("*.py"), *root.joinpath("jobs").rglob("*.py")])
+        if path != room and "emulators" not in path.parts for hit in spelled_run_folder_paths(path)
+    ]
+    assert offenders == []
+
+
+def test_a_spelled_run_folder_path_is_found(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('"""Writes run.json (a docstring may name it)."""\nRECORD = "run.json"\nx = f"{a}/_batches/{b}"\n')
+    assert spelled_run_folder_paths(module) == ["m.py:2: 'run.json'", "m.py:3: '/_batches/'"]

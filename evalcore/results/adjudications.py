@@ -33,9 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from evalcore.errors import InputError
 from evalcore.grading import scoring
 from evalcore.storage import fs
-
-FOLDER = "adjudications"
-"""Where a run's decisions live: one JSON object per decision."""
+from evalcore.storage.run_folder import open_run
 
 ItemKind = Literal["flag", "verdict", "criterion"]
 Decision = Literal["upheld", "overturned", "materiality", "pass", "fail"]
@@ -127,7 +125,7 @@ class AdjudicationLoad(BaseModel):
 
 def folder(run_uri: str) -> str:
     """The run's decisions folder."""
-    return fs.join(run_uri, FOLDER)
+    return open_run(run_uri).adjudications
 
 
 def record(run_uri: str, decision: Adjudication, endpoint_override: str | None = None) -> str:

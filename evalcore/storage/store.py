@@ -1,14 +1,8 @@
 """Run storage: Parquet table schemas, the shard writer, run records and the resume index.
 
-Layout of one run (local folder or s3://):
-
-    <output>/<run_id>/run.json                 what produced the run (no secrets)
-    <output>/<run_id>/<table>/part-<shard>-a<attempt>.parquet   table in submissions|verdicts|flags|calls
-    <output>/<run_id>/calls/preflight-<attempt>.parquet         each attempt's preflight calls
-    <output>/<run_id>/rejected/rejections-<attempt>.parquet     the inputs refused (the latest finished attempt's)
-    <output>/<run_id>/_attempts/attempt-<n>.json                each attempt, claimed when it starts
-    <output>/<run_id>/_lock/lock-<n>.json                       who writes into the run (`jobs.sweep.lock`)
-    <output>/<run_id>/_SUCCESS.json            written last by a finished sweep
+The run folder's layout is defined in `evalcore.storage.run_folder`; this module writes its tables
+(`<table>/part-<shard>-a<attempt>.parquet`, `calls/preflight-<attempt>.parquet`,
+`rejected/rejections-<attempt>.parquet`) and its run record.
 
 Why this shape: no file of a run is ever overwritten by a later command. Every table file is
 created, never replaced (`fs.write_new`: ``O_EXCL`` + link locally, ``If-None-Match: *`` on S3),
@@ -43,6 +37,7 @@ from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import StorageError
 from evalcore.schema import CallRow, FlagRow, Rejection, SubmissionRow, VerdictRow
 from evalcore.storage import fs
+from evalcore.storage.run_folder import open_run
 
 TableName = Literal["submissions", "verdicts", "flags", "calls", "rejected"]
 TABLE_MODELS: dict[str, type[BaseModel]] = {
@@ -53,8 +48,6 @@ TABLE_MODELS: dict[str, type[BaseModel]] = {
     "rejected": Rejection,
 }
 WRITE_ORDER: tuple[TableName, ...] = ("rejected", "calls", "verdicts", "flags", "submissions")
-SUCCESS = "_SUCCESS.json"
-RUN_RECORD = "run.json"
 RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A run id is one folder name under the output: no separator, no leading dot (so never `..`)."""
 
@@ -124,7 +117,7 @@ def shard_name(index: int, submission_ids: Iterable[str], attempt: int | None = 
 
 def table_file(run_uri: str, table: str, name: str) -> str:
     """The URI of one file of a table."""
-    return fs.join(run_uri, table, f"{name}.parquet")
+    return open_run(run_uri).table_file(table, name)
 
 
 def _parquet(table: str, rows: Sequence[Row]) -> bytes:
@@ -193,7 +186,7 @@ def table_files(run_uri: str, table: str, endpoint_override: str | None = None) 
     and one is never counted twice.
     """
     files = [
-        f for f in fs.list_files(fs.join(run_uri, table), suffix=".parquet", endpoint_override=endpoint_override)
+        f for f in fs.list_files(open_run(run_uri).table(table), suffix=".parquet", endpoint_override=endpoint_override)
         if not fs.is_hidden(fs.basename(f), "run")
     ]
     if table != "rejected":
@@ -287,16 +280,16 @@ class RunRecord(_Record):
 
     def write(self, run_uri: str) -> None:
         """Write `<run_uri>/run.json` whole."""
-        fs.write_bytes_atomic(fs.join(run_uri, RUN_RECORD), self.model_dump_json(indent=2).encode())
+        fs.write_bytes_atomic(open_run(run_uri).record, self.model_dump_json(indent=2).encode())
 
     def create(self, run_uri: str) -> bool:
         """Create `<run_uri>/run.json`, never replacing one; False when the run already has a record."""
-        return fs.write_new(fs.join(run_uri, RUN_RECORD), self.model_dump_json(indent=2).encode())
+        return fs.write_new(open_run(run_uri).record, self.model_dump_json(indent=2).encode())
 
     @classmethod
     def read(cls, run_uri: str, endpoint_override: str | None = None) -> RunRecord:
         """`<run_uri>/run.json`, validated; a missing or invalid record is a `StorageError` naming the file."""
-        uri = fs.join(run_uri, RUN_RECORD)
+        uri = open_run(run_uri).record
         try:
             raw = fs.read_bytes(uri, endpoint_override)
         except FileNotFoundError as exc:

@@ -18,6 +18,7 @@ from evalcore.results.calibrate import Calibration, calibrate_tables, judges_tab
 from evalcore.results.labels import HallucinationLabel, Labels, VerdictLabel, load_labels
 from evalcore.results.leaderboard import ALL_AREAS
 from evalcore.storage import fs
+from evalcore.storage.run_folder import is_calibration, open_run
 from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from jobs.per_run.reduce import (
     CI_MARKUP,
@@ -27,9 +28,6 @@ from jobs.per_run.reduce import (
     open_table,
     read_run_record,
 )
-
-CALIBRATION_JSON = "calibration.json"
-CALIBRATION_PARQUET = "calibration.parquet"
 
 
 def calibrate_run(
@@ -65,10 +63,9 @@ def calibrate_run(
         cal = cal.model_copy(update={"notes": [*notes, *cal.notes]})
     if write:
         for k in range(1, 10_000):
-            name = CALIBRATION_JSON if k == 1 else f"calibration-{k:04d}.json"
-            if fs.write_new(fs.join(run_uri, name), cal.model_dump_json(indent=2).encode(), endpoint_override):
-                parquet = CALIBRATION_PARQUET if k == 1 else f"calibration-{k:04d}.parquet"
-                fs.write_bytes_atomic(fs.join(run_uri, parquet), _parquet_bytes(judges_table(cal.judges)),
+            run = open_run(run_uri)
+            if fs.write_new(run.calibration(k), cal.model_dump_json(indent=2).encode(), endpoint_override):
+                fs.write_bytes_atomic(run.calibration(k, "parquet"), _parquet_bytes(judges_table(cal.judges)),
                                       endpoint_override)
                 break
     return cal
@@ -133,11 +130,11 @@ def load_calibration(run_uri: str, endpoint_override: str | None = None) -> Cali
     names = [
         fs.basename(u)
         for u in fs.list_files(run_uri, suffix=".json", recursive=False, endpoint_override=endpoint_override)
-        if fs.basename(u) == CALIBRATION_JSON or fs.basename(u).startswith("calibration-")
+        if is_calibration(fs.basename(u))
     ]
     if not names:
         return None
-    latest = max(names, key=lambda n: 1 if n == CALIBRATION_JSON else int(n.split("-")[1].split(".")[0]))
+    latest = max(names, key=lambda n: 1 if "-" not in n else int(n.split("-")[1].split(".")[0]))
     return Calibration.model_validate_json(fs.read_bytes(fs.join(run_uri, latest), endpoint_override))
 
 

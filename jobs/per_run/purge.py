@@ -22,8 +22,9 @@ from rich.console import Console
 from evalcore.config.models import TribunalConfig
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
-from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json
-from evalcore.vendors.batch.journal import PURGE_DIR, PurgeRecord, VendorObject, load_all, load_purges
+from evalcore.storage.run_folder import RUN_RECORD, open_run
+from evalcore.storage.store import read_json
+from evalcore.vendors.batch.journal import PurgeRecord, VendorObject, load_all, load_purges
 from evalcore.vendors.batch.protocol import BatchAPI
 from evalcore.vendors.batch.purge import Holding, holdings, purge, tables_written_at
 from evalcore.vendors.registry import create_batch_api, has_batch_api
@@ -47,7 +48,7 @@ async def _with_apis(config: TribunalConfig, work: Any) -> Any:
 
 def run_config(run_uri: str) -> TribunalConfig:
     """The configuration a run was made with (its run.json), for reaching the vendors it used."""
-    uri = fs.join(run_uri, RUN_RECORD)
+    uri = open_run(run_uri).record
     if not fs.exists(uri):
         raise TribunalError(f"{run_uri}: not a run folder (no {RUN_RECORD})")
     try:
@@ -58,7 +59,7 @@ def run_config(run_uri: str) -> TribunalConfig:
 
 def written_at(run_uri: str) -> float | None:
     """When the run's latest finished attempt had written its tables, or None if none finished."""
-    uri = fs.join(run_uri, SUCCESS)
+    uri = open_run(run_uri).success
     if not fs.exists(uri):
         return None
     try:
@@ -82,7 +83,7 @@ def purge_run(
 def purge_after_sweep(config: TribunalConfig, run_uri: str, console: Console) -> dict[str, Any]:
     """The sweep's hook, called once the attempt has written every table: purge unless
     ``data_governance.purge`` is off; report; never raise (the summary holds what happened)."""
-    if not fs.exists(fs.join(run_uri, "_batches")):
+    if not fs.exists(open_run(run_uri).journal):
         return {}
     if not config.data_governance.purge:
         left = [h for h in holdings(load_all(run_uri), load_purges(run_uri), time.time()) if h.state == "held"]
@@ -123,7 +124,7 @@ def _kinds(objects: Iterable[VendorObject]) -> str:
 
 def render_purge(record: PurgeRecord, run_uri: str, console: Console) -> None:
     """What a purge did, per vendor, and what it could not do (and why)."""
-    where = fs.join(run_uri, PURGE_DIR)
+    where = open_run(run_uri).purges
     vendors = sorted({o.vendor for o in record.objects})
     removed = [f"{v}: {_kinds(o for o in record.objects if o.vendor == v and o.outcome in ('deleted', 'gone'))}"
                for v in vendors if any(o.vendor == v and o.outcome in ("deleted", "gone") for o in record.objects)]

@@ -30,12 +30,10 @@ from evalcore.results.leaderboard import Leaderboard, SystemScores, scores_table
 from evalcore.results.reduce import TableSource, reduce_tables
 from evalcore.results.stats import Interval
 from evalcore.storage import fs
+from evalcore.storage.run_folder import open_run
 from evalcore.storage.store import RunRecord, arrow_schema, table_files
 from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 
-LEADERBOARD_JSON = "leaderboard.json"
-LEADERBOARD_PARQUET = "leaderboard.parquet"
-LEADERBOARD_AREAS_PARQUET = "leaderboard_areas.parquet"
 TABLES = ("submissions", "verdicts", "flags", "calls", "rejected")
 
 
@@ -102,18 +100,19 @@ def _parquet_bytes(table: pa.Table) -> bytes:
 
 def write_leaderboard(run_uri: str, lb: Leaderboard, endpoint_override: str | None = None) -> None:
     """leaderboard.json + leaderboard.parquet + leaderboard_areas.parquet, each written whole."""
+    run = open_run(run_uri)
     files = {
-        LEADERBOARD_PARQUET: _parquet_bytes(scores_table(lb.systems)),
-        LEADERBOARD_AREAS_PARQUET: _parquet_bytes(scores_table(lb.by_area)),
-        LEADERBOARD_JSON: lb.model_dump_json(indent=2).encode(),
+        run.leaderboard_parquet: _parquet_bytes(scores_table(lb.systems)),
+        run.leaderboard_areas_parquet: _parquet_bytes(scores_table(lb.by_area)),
+        run.leaderboard_json: lb.model_dump_json(indent=2).encode(),
     }
-    for name, data in files.items():
-        fs.write_bytes_atomic(fs.join(run_uri, name), data, endpoint_override)
+    for uri, data in files.items():
+        fs.write_bytes_atomic(uri, data, endpoint_override)
 
 
 def load_leaderboard(run_uri: str, endpoint_override: str | None = None) -> Leaderboard:
     """leaderboard.json of a reduced run."""
-    return Leaderboard.model_validate_json(fs.read_bytes(fs.join(run_uri, LEADERBOARD_JSON), endpoint_override))
+    return Leaderboard.model_validate_json(fs.read_bytes(open_run(run_uri).leaderboard_json, endpoint_override))
 
 
 # --------------------------------------------------------------------------------------------

@@ -61,11 +61,11 @@ from evalcore.results.reduce import current_gradings
 from evalcore.results.stats import Interval
 from evalcore.schema import SourceDocument, Task
 from evalcore.storage import fs
+from evalcore.storage.run_folder import open_run
 from evalcore.storage.store import RunRecord
 from jobs.per_run.calibrate import load_calibration
 from jobs.per_run.reduce import open_table, read_run_record, reduce_run
 
-REPORT_HTML = "report.html"
 TEMPLATES = Path(__file__).with_name("templates")
 
 
@@ -755,6 +755,6 @@ def write_report(
     cost = collect_costs(run_uri, lb, record, endpoint_override)
     html = render_report(lb, detail, record.model_dump(mode="json"), load_calibration(run_uri, endpoint_override),
                          cost=cost, decisions=decisions)
-    uri = fs.join(run_uri, REPORT_HTML)
+    uri = open_run(run_uri).report_html
     fs.write_bytes_atomic(uri, html.encode("utf-8"), endpoint_override)
     return uri

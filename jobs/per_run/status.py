@@ -28,7 +28,8 @@ from rich.text import Text
 
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
-from evalcore.storage.store import RUN_RECORD, SUCCESS, read_json, read_table
+from evalcore.storage.run_folder import RUN_RECORD, open_run
+from evalcore.storage.store import read_json, read_table
 from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from evalcore.vendors.batch.journal import BatchRecord, load_purges, read_all, set_aside_files
 from evalcore.vendors.batch.purge import Holding, holdings, tables_written_at
@@ -85,7 +86,7 @@ class RunStatus:
 
 def run_status(run_uri: str) -> RunStatus:
     """Read a run's record, journal and submissions table (no vendor is contacted)."""
-    record_uri = fs.join(run_uri, RUN_RECORD)
+    record_uri = open_run(run_uri).record
     if not fs.exists(record_uri):
         raise TribunalError(f"{run_uri}: not a run folder (no {RUN_RECORD})")
     try:
@@ -107,15 +108,15 @@ def run_status(run_uri: str) -> RunStatus:
     batches, damaged = read_all(run_uri)
     settled = all(r.phase in SETTLED for rs in batches.values() for r in rs)
     success: dict[str, Any] | None = None
-    if fs.exists(fs.join(run_uri, SUCCESS)):
+    if fs.exists(open_run(run_uri).success):
         with contextlib.suppress(OSError, ValueError):  # unreadable: no finished attempt is known, nothing purgeable
-            success = read_json(fs.join(run_uri, SUCCESS))
+            success = read_json(open_run(run_uri).success)
     return RunStatus(
         run_uri=run_uri,
         run_id=str(record.get("run_id", fs.basename(run_uri))),
         batch_mode=bool(record.get("config", {}).get("batch", {}).get("enabled", False)),
         # a pass over every input ended, nothing is left to retry and no batch is awaited
-        finished=fs.exists(fs.join(run_uri, SUCCESS)) and settled and not counts.get("incomplete"),
+        finished=fs.exists(open_run(run_uri).success) and settled and not counts.get("incomplete"),
         submissions=counts,
         batches=batches,
         holdings=holdings(batches, load_purges(run_uri), tables_written_at(success)),

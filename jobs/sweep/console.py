@@ -23,6 +23,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from evalcore.storage.run_folder import open_run
 from jobs.sweep.options import root_cause
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def print_journal_events(console: Console, run_uri: str, events: Sequence[str]) 
         return
     console.print(Text.assemble(
         (f"{len(events)} batch journal event(s)", "yellow"),
-        f" in this command (from {run_uri}/_batches/; `tribunal status` shows every batch):",
+        f" in this command (from {open_run(run_uri).journal}/; `tribunal status` shows every batch):",
     ), soft_wrap=True)
     for line in events:
         console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)

@@ -4,7 +4,7 @@ Shape of a run (`run_sweep` is this list, one named step each):
 1. OCR the benchmark's scans as Ray tasks into the OCR cache next to the runs (`jobs.sweep.ocr_step`), then
    load the benchmark (`load_inputs`);
 2. name the run, take its lock (one writer per run, `jobs.sweep.lock`), check it may be resumed or
-   create its run.json, and claim the attempt's number (`jobs.sweep.identity.open_run`); a storage
+   create its run.json, and claim the attempt's number (`jobs.sweep.identity.start_run`); a storage
    failure from here on stops the sweep, resumable (`RunStorageFailed`, exit 3);
 3. read the submission stream once, held to the input limits (`jobs.sweep.intake.SubmissionPass`): that
    one read feeds the cost estimate (priced in chunks as Ray tasks while the read goes on, and
@@ -49,8 +49,8 @@ from evalcore.benchmark.ocr import use_cache as use_ocr_cache
 from evalcore.errors import StorageError, TribunalError
 from evalcore.schema import Rejection
 from evalcore.storage import fs
+from evalcore.storage.run_folder import open_run
 from evalcore.storage.store import (
-    SUCCESS,
     ResumeIndex,
     rejections_name,
     shard_name,
@@ -76,8 +76,8 @@ from jobs.sweep.governance import check_batch_allowed, governed_caches, local_ca
 from jobs.sweep.identity import (
     OpenedRun,
     kill_point,
-    open_run,
     resumable,
+    start_run,
     storage_failure,
     write_attempt_summary,
     writing_into,
@@ -123,7 +123,7 @@ def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_loc
     t0 = time.time()
     bench, scans = load_inputs(opts, console, ocr_uri)
     tasks = bench.task_map()
-    run = open_run(opts, bench, take_over_lock=take_over_lock, console=console)
+    run = start_run(opts, bench, take_over_lock=take_over_lock, console=console)
     with writing_into(run):  # the lock is released on the way out, whatever the way
         summary = SweepSummary(run_id=run.run_id, run_uri=run.run_uri, attempt=run.attempt, ocr=scans.as_dict(),
                                started_at=t0)
@@ -389,4 +389,4 @@ def finish(
     summary.driver_peak_rss_mb = peak_rss_mb()
     write_attempt_summary(summary)
     if not summary.interrupted and not capped and not summary.failed_shards:
-        write_json(fs.join(summary.run_uri, SUCCESS), summary.as_dict())  # the latest finished attempt
+        write_json(open_run(summary.run_uri).success, summary.as_dict())  # the latest finished attempt

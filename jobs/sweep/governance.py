@@ -21,11 +21,9 @@ from evalcore.benchmark import cache
 from evalcore.config.models import TribunalConfig
 from evalcore.errors import ConfigError
 from evalcore.storage import fs
+from evalcore.storage.run_folder import shared_cache
 from evalcore.vendors.registry import has_batch_api
 from jobs.sweep.ocr_step import ocr_cache_uri
-
-CACHE_FOLDER = "_cache"
-"""The converted-document cache's folder under a local sweep output (``_``: not a run)."""
 
 
 def check_batch_allowed(config: TribunalConfig) -> None:
@@ -70,7 +68,7 @@ def local_caches(config: TribunalConfig, output: str) -> LocalCaches:
     if os.environ.get("TRIBUNAL_CACHE_DIR") is not None:
         return LocalCaches(documents=cache.cache_root(), ocr_uri=ocr_cache_uri(output), governed=False)
     local = fs.local_path(output)
-    documents = Path(local) / CACHE_FOLDER if local is not None else None
+    documents = Path(shared_cache(local)) if local is not None else None
     return LocalCaches(documents=documents, ocr_uri=ocr_cache_uri(output), governed=True)
 
 

@@ -3,7 +3,7 @@
 Why a run id derived from the inputs (`default_run_id`): the same command names the same run, so
 running a sweep again resumes it instead of starting over; a run resumes only with the benchmark,
 configuration and vendor mode it was made with (`check_resumable`), since its rows would otherwise
-mix two gradings. `open_run` is the driver's one step over all of this: it takes the run's lock
+mix two gradings. `start_run` is the driver's one step over all of this: it takes the run's lock
 (`jobs.sweep.lock`: one writer per run), then creates run.json or checks it, then claims the
 attempt's number by creating its record (`claim_attempt`), so no later command, after a kill at
 any point or racing this one, can take the same number and overwrite this attempt's files.
@@ -32,8 +32,8 @@ from evalcore.errors import StorageError, TribunalError
 from evalcore.prompts import template_hashes
 from evalcore.schema import Task
 from evalcore.storage import fs
+from evalcore.storage.run_folder import RUN_RECORD, open_run
 from evalcore.storage.store import (
-    RUN_RECORD,
     BenchmarkRef,
     ModelRef,
     RunRecord,
@@ -110,7 +110,7 @@ def check_resumable(run_uri: str, previous: RunRecord, opts: SweepOptions, bench
 def check_reusable(reuse_uris: list[str], vendors: VendorMode) -> None:
     """`--reuse` serves stored answers as this run's: never emulated or offline ones in a real run."""
     for uri in reuse_uris:
-        if not fs.exists(fs.join(uri, RUN_RECORD)):
+        if not fs.exists(open_run(uri).record):
             raise TribunalError(f"{uri}: --reuse names no run (no {RUN_RECORD} there)")
         mode = RunRecord.read(uri).vendors
         if vendors == VendorMode.REAL and mode != VendorMode.REAL:
@@ -126,21 +126,20 @@ def resolve_run_uri(output: str, run: str) -> str:
     return fs.join(output, run)
 
 
-ATTEMPTS = "_attempts"
-"""Folder of the run holding one record per attempt (`attempt-0001.json`, ...): created when the
-attempt starts (its claim on the number), replaced by the attempt's summary when it ends; a
-resumed run adds its own instead of overwriting the record of the run that did the work."""
+# `_attempts/` holds one record per attempt (`attempt-0001.json`, ...): created when the attempt
+# starts (its claim on the number), replaced by the attempt's summary when it ends; a resumed run
+# adds its own instead of overwriting the record of the run that did the work.
 _ATTEMPT_NAME = re.compile(r"attempt-(\d{4,})\.json")
 
 
 def attempt_uri(run_uri: str, attempt: int) -> str:
     """The record of one attempt."""
-    return fs.join(run_uri, ATTEMPTS, f"attempt-{attempt:04d}.json")
+    return open_run(run_uri).attempt(attempt)
 
 
 def next_attempt(run_uri: str) -> int:
     """1 for a new run; one more than the highest attempt recorded (claimed or finished) for a resumed one."""
-    names = (fs.basename(f) for f in fs.list_files(fs.join(run_uri, ATTEMPTS), suffix=".json"))
+    names = (fs.basename(f) for f in fs.list_files(open_run(run_uri).attempts, suffix=".json"))
     numbers = [int(m.group(1)) for n in names if (m := _ATTEMPT_NAME.fullmatch(n))]
     return max(numbers, default=0) + 1
 
@@ -160,7 +159,7 @@ def claim_attempt(run_uri: str, run_id: str) -> int:
         if fs.write_new(attempt_uri(run_uri, attempt), json.dumps(claim, indent=2, sort_keys=True).encode()):
             return attempt
         attempt += 1
-    raise StorageError(f"{fs.join(run_uri, ATTEMPTS)}: no free attempt number after {attempt - 1}")
+    raise StorageError(f"{open_run(run_uri).attempts}: no free attempt number after {attempt - 1}")
 
 
 def write_attempt_summary(summary: SweepSummary) -> None:
@@ -236,7 +235,7 @@ class OpenedRun:
     lock: RunLock | None = None
 
 
-def open_run(
+def start_run(
     opts: SweepOptions, bench: BenchmarkLoad, *, take_over_lock: bool = False, console: Console | None = None
 ) -> OpenedRun:
     """Name the run, take its lock, refuse what cannot be resumed or reused, create run.json for a
@@ -249,7 +248,7 @@ def open_run(
     lock = RunLock.acquire(run_uri, take_over=take_over_lock, console=console)
     try:
         try:
-            created = not fs.exists(fs.join(run_uri, RUN_RECORD)) and run_record(
+            created = not fs.exists(open_run(run_uri).record) and run_record(
                 opts, run_id, bench.tasks, benchmark_hash).create(run_uri)
         except StorageError as exc:
             raise resumable(exc) from exc

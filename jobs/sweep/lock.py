@@ -55,8 +55,8 @@ from rich.text import Text
 
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
+from evalcore.storage.run_folder import open_run
 
-LOCK_FOLDER = "_lock"
 LEASE_TTL_S = 120.0
 """A lease not renewed for this long has expired (its holder stopped, hung or lost the storage)."""
 RENEW_EVERY_S = 30.0
@@ -93,11 +93,11 @@ class _Lease(BaseModel):
 
 def lease_uri(run_uri: str, number: int) -> str:
     """The URI of lease `number` of a run."""
-    return fs.join(run_uri, LOCK_FOLDER, f"lock-{number:06d}.json")
+    return fs.join(open_run(run_uri).lock, f"lock-{number:06d}.json")
 
 
 def _lease_numbers(run_uri: str) -> list[int]:
-    names = (fs.basename(f) for f in fs.list_files(fs.join(run_uri, LOCK_FOLDER), suffix=".json"))
+    names = (fs.basename(f) for f in fs.list_files(open_run(run_uri).lock, suffix=".json"))
     return sorted(int(m.group(1)) for n in names if (m := _LEASE_NAME.fullmatch(n)))
 
 

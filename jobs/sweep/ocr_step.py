@@ -34,9 +34,7 @@ from evalcore.benchmark.documents import PAGED_KINDS, kind_of
 from evalcore.benchmark.loader import DOCUMENTS_FOLDER, TASKS_FOLDER
 from evalcore.config.models import InputLimits
 from evalcore.storage import fs
-
-OCR_CACHE_FOLDER = "_ocr"
-"""The OCR cache's folder under a sweep's output (``_``: not a run, not data)."""
+from evalcore.storage.run_folder import ocr_cache
 
 PAGES_PER_TASK = 4
 """Pages one OCR task recognises: few enough to spread a long scan over the cluster, enough that
@@ -62,7 +60,7 @@ class OcrSummary:
 
 def ocr_cache_uri(output: str) -> str:
     """Where a sweep writing to ``output`` keeps the OCR of its benchmark's scans."""
-    return fs.join(output, OCR_CACHE_FOLDER)
+    return ocr_cache(output)
 
 
 def paged_documents(benchmark: str) -> list[tuple[str, str]]:

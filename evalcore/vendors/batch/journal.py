@@ -69,12 +69,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from evalcore.errors import StorageError
 from evalcore.storage import fs
-from evalcore.storage.store import RUN_RECORD
+from evalcore.storage.run_folder import open_run
 
 log = logging.getLogger("evalcore.vendors.batch.journal")
 
-JOURNAL_DIR = "_batches"
-PURGE_DIR = "_purge"
 
 ItemOutcome = Literal["succeeded", "bad_output", "errored", "expired", "canceled", "refused"]
 """refused: the vendor refused the whole batch at its batch queue limit (OpenAI token_limit_exceeded):
@@ -302,12 +300,8 @@ def _read_folder(
 
 def set_aside_files(run_uri: str) -> list[str]:
     """Records set aside by earlier runs (journal and purge folders), for `tribunal status`."""
-    return [uri for folder in (JOURNAL_DIR, PURGE_DIR) for uri in fs.list_files(fs.join(run_uri, folder))
+    return [uri for folder in (open_run(run_uri).journal, open_run(run_uri).purges) for uri in fs.list_files(folder)
             if DAMAGED_MARK in fs.basename(uri)]
-
-
-ATTEMPTS_DIR = "_attempts"
-"""The run's attempt summaries (written by the sweep, `jobs.sweep.identity.ATTEMPTS`)."""
 
 
 _ATTEMPT = re.compile(r"attempt-(\d+)\.json")
@@ -324,16 +318,16 @@ def run_history(run_uri: str) -> tuple[float | None, bool]:
     one that is not the current attempt's claim; or, failing those, rows in the `submissions` table."""
     started: float | None = None
     try:
-        raw = json.loads(fs.read_bytes(fs.join(run_uri, RUN_RECORD)))
+        raw = json.loads(fs.read_bytes(open_run(run_uri).record))
         value = raw.get("created_at") if isinstance(raw, dict) else None
         started = float(value) if isinstance(value, int | float) else None
     except (OSError, ValueError):
         started = None
-    attempts = [uri for uri in fs.list_files(fs.join(run_uri, ATTEMPTS_DIR), suffix=".json")
+    attempts = [uri for uri in fs.list_files(open_run(run_uri).attempts, suffix=".json")
                 if _ATTEMPT.fullmatch(fs.basename(uri))]
     earlier = len(attempts) >= 2 or (len(attempts) == 1 and not _claimed_only(attempts[0]))
     if not earlier:
-        earlier = bool(fs.list_files(fs.join(run_uri, "submissions"), suffix=".parquet"))
+        earlier = bool(fs.list_files(open_run(run_uri).table("submissions"), suffix=".parquet"))
     return started, earlier
 
 
@@ -350,7 +344,7 @@ class BatchJournal:
     """The journal of one vendor entry of one run (read once, then kept up to date in memory)."""
 
     def __init__(self, run_uri: str, vendor: str) -> None:
-        self.folder = fs.join(run_uri, JOURNAL_DIR, vendor)
+        self.folder = fs.join(open_run(run_uri).journal, vendor)
         self.vendor = vendor
         self.records: dict[str, BatchRecord] = {}  # by label
         self._by_hash: dict[str, list[str]] = {}  # request hash -> labels, oldest first
@@ -393,7 +387,7 @@ class BatchJournal:
                 journal.save(record)
             else:  # looked up now; set aside by a later run
                 journal._index(record)
-        purges, _ = _read_folder(fs.join(run_uri, PURGE_DIR), PurgeRecord, None, move=True)
+        purges, _ = _read_folder(open_run(run_uri).purges, PurgeRecord, None, move=True)
         journal.purged = {o.id for p in purges for o in p.objects
                           if o.vendor == vendor and o.outcome in ("deleted", "gone")}
         journal.started_at, journal.resumed = run_history(run_uri)
@@ -462,13 +456,13 @@ def load_all(run_uri: str) -> dict[str, list[BatchRecord]]:
 def read_all(run_uri: str) -> tuple[dict[str, list[BatchRecord]], list[Damaged]]:
     """Every vendor's readable batches in a run, and the records that cannot be read (journal and
     purge folders), without moving anything: reading status changes nothing."""
-    records, damaged = _read_folder(fs.join(run_uri, JOURNAL_DIR), BatchRecord, None, move=False)
+    records, damaged = _read_folder(open_run(run_uri).journal, BatchRecord, None, move=False)
     out: dict[str, list[BatchRecord]] = {}
     for record in records:
         out.setdefault(record.vendor, []).append(record)
     for vendor_records in out.values():
         vendor_records.sort(key=lambda r: r.submitted_at)
-    _, bad_purges = _read_folder(fs.join(run_uri, PURGE_DIR), PurgeRecord, None, move=False)
+    _, bad_purges = _read_folder(open_run(run_uri).purges, PurgeRecord, None, move=False)
     return out, damaged + bad_purges
 
 
@@ -507,7 +501,7 @@ class PurgeRecord(BaseModel):
 def load_purges(run_uri: str) -> list[PurgeRecord]:
     """Every readable purge of a run, oldest first ([] for a run never purged); one that cannot be
     read is skipped here (a sweep sets it aside: `BatchJournal.load`)."""
-    records, _ = _read_folder(fs.join(run_uri, PURGE_DIR), PurgeRecord, None, move=False)
+    records, _ = _read_folder(open_run(run_uri).purges, PurgeRecord, None, move=False)
     return sorted(records, key=lambda r: r.purged_at)
 
 
@@ -515,6 +509,6 @@ def save_purge(run_uri: str, record: PurgeRecord) -> str:
     """Write a purge record under a new name (never over another one); returns its URI."""
     while True:
         name = f"{int(record.purged_at * 1000):013d}-{secrets.token_hex(4)}.json"
-        uri = fs.join(run_uri, PURGE_DIR, name)
+        uri = fs.join(open_run(run_uri).purges, name)
         if fs.write_new(uri, record.model_dump_json(indent=1).encode()):
             return uri

@@ -11,14 +11,8 @@ from rich.console import Console
 
 from evalcore.errors import StorageError
 from evalcore.results.leaderboard import Leaderboard
-from jobs.per_run.reduce import (
-    LEADERBOARD_AREAS_PARQUET,
-    LEADERBOARD_JSON,
-    LEADERBOARD_PARQUET,
-    load_leaderboard,
-    reduce_run,
-    render_leaderboard,
-)
+from evalcore.storage.run_folder import LEADERBOARD_AREAS_PARQUET, LEADERBOARD_JSON, LEADERBOARD_PARQUET
+from jobs.per_run.reduce import load_leaderboard, reduce_run, render_leaderboard
 from tests.conftest import create_bucket, s3_client, upload_tree
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 

@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 
 from evalcore.results import adjudications as adj
 from evalcore.results.reduce import current_gradings
+from evalcore.storage.run_folder import LEADERBOARD_JSON, LEADERBOARD_PARQUET
 from evalcore.storage.store import read_table
 from jobs.cli.app import app
-from jobs.per_run.reduce import LEADERBOARD_JSON, LEADERBOARD_PARQUET, reduce_run
+from jobs.per_run.reduce import reduce_run
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 

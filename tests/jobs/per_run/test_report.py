@@ -29,9 +29,10 @@ import pytest
 
 from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard
+from evalcore.storage.run_folder import REPORT_HTML
 from evalcore.storage.store import RunRecord
 from jobs.per_run.reduce import load_leaderboard
-from jobs.per_run.report import NO_SOURCE, REPORT_HTML, ReportLimits, write_report
+from jobs.per_run.report import NO_SOURCE, ReportLimits, write_report
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 CHROMIUM = Path("/usr/bin/chromium")

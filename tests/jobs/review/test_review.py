@@ -40,9 +40,10 @@ from evalcore.config.models import VendorMode
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard
+from evalcore.storage.run_folder import LEADERBOARD_JSON, LEADERBOARD_PARQUET
 from evalcore.storage.store import read_table
 from jobs.cli.app import app
-from jobs.per_run.reduce import LEADERBOARD_JSON, LEADERBOARD_PARQUET, open_table, reduce_run
+from jobs.per_run.reduce import open_table, reduce_run
 from jobs.review.context import mark, page_text
 from jobs.review.decisions import DecisionLog
 from jobs.review.impact import Scorer

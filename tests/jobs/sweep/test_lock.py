@@ -14,7 +14,8 @@ import pytest
 from rich.console import Console
 
 from evalcore.storage import fs
-from jobs.sweep.lock import LOCK_FOLDER, RunLock, RunLocked, host_id, lease_uri, process_start
+from evalcore.storage.run_folder import LOCK
+from jobs.sweep.lock import RunLock, RunLocked, host_id, lease_uri, process_start
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -59,7 +60,7 @@ def test_a_second_command_on_a_held_run_is_refused_naming_holder_host_command_an
         with pytest.raises(RunLocked, match="--take-over-lock is refused while it runs"):
             _take(run_uri, take_over=True)
     assert _lease(run_uri, 1)["released_at"] is not None
-    assert fs.list_files(fs.join(run_uri, LOCK_FOLDER)) == [lease_uri(run_uri, 1)]  # the refused wrote nothing
+    assert fs.list_files(fs.join(run_uri, LOCK)) == [lease_uri(run_uri, 1)]  # the refused wrote nothing
 
 
 def test_a_released_lock_is_taken_by_the_next_command_under_a_new_number_leaving_the_old_lease(run_uri) -> None:
@@ -137,5 +138,5 @@ def test_two_commands_racing_for_a_free_run_one_wins_and_the_other_is_refused(ru
         t.join()
     winners = [o for o in outcomes if isinstance(o, RunLock)]
     assert len(winners) == 1 and len(outcomes) == 4
-    assert fs.list_files(fs.join(run_uri, LOCK_FOLDER)) == [lease_uri(run_uri, 1)]
+    assert fs.list_files(fs.join(run_uri, LOCK)) == [lease_uri(run_uri, 1)]
     winners[0].release()

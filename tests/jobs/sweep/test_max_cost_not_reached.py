@@ -19,7 +19,7 @@ from rich.console import Console
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
 from evalcore.storage import fs
-from evalcore.storage.store import SUCCESS
+from evalcore.storage.run_folder import SUCCESS
 from jobs.sweep import driver as sweep_module
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions

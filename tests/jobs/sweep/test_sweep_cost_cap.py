@@ -18,7 +18,8 @@ from evalcore.config.models import TribunalConfig
 from evalcore.emulators import OfflineResponder
 from evalcore.emulators._set import start_in_thread
 from evalcore.storage import fs
-from evalcore.storage.store import SUCCESS, read_table
+from evalcore.storage.run_folder import SUCCESS
+from evalcore.storage.store import read_table
 from evalcore.vendors.batch.journal import load_all
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions
