@@ -165,20 +165,38 @@ class Rejection(BaseModel):
 # What judges answer (structured-output schemas sent to the vendors)
 # --------------------------------------------------------------------------------------------
 
+def _without_defaults(schema: dict[str, Any]) -> None:
+    """Drop `default` from every property of an answer schema (applied per model, nested ones too).
+
+    Why: these schemas are sent to the vendors' strict structured outputs, and `default` is a
+    keyword some strict deployments refuse. The defaults stay on the Python side, where parsing an
+    answer uses them; the schema (and so each request's `answer_schema` hash, and its identity) no
+    longer carries them.
+    """
+    for prop in schema.get("properties", {}).values():
+        prop.pop("default", None)
+
+
+class _Answer(BaseModel):
+    """Base of the answer models sent as structured-output schemas: no `default` in their JSON schema."""
+
+    model_config = ConfigDict(json_schema_extra=_without_defaults)
+
+
 VerdictValue = Literal["pass", "fail"]
 Category = Literal["contradiction", "fabricated_source", "unsupported_specific"]
 Materiality = Literal["material", "minor"]
 FlagStatus = Literal["confirmed", "rejected", "merged"]
 
 
-class RubricAnswer(BaseModel):
+class RubricAnswer(_Answer):
     """A judge's answer on one criterion."""
 
     verdict: VerdictValue
     reasoning: str
 
 
-class DetectedFlag(BaseModel):
+class DetectedFlag(_Answer):
     """Stage 1: one suspected hallucination."""
 
     span: str = Field(description="The claim, verbatim from the deliverable.")
@@ -193,13 +211,13 @@ class DetectedFlag(BaseModel):
     explanation: str = ""
 
 
-class DetectionAnswer(BaseModel):
+class DetectionAnswer(_Answer):
     """Stage 1 answer: the flags raised for one submission."""
 
     flags: list[DetectedFlag]
 
 
-class FlagDecision(BaseModel):
+class FlagDecision(_Answer):
     """Stage 2: the verdict on one flag."""
 
     flag_index: int = Field(description="Index of the flag in the Stage 1 list.")
@@ -210,13 +228,13 @@ class FlagDecision(BaseModel):
     rationale: str = ""
 
 
-class VerificationAnswer(BaseModel):
+class VerificationAnswer(_Answer):
     """Stage 2 answer: one decision per Stage 1 flag."""
 
     decisions: list[FlagDecision]
 
 
-class PreflightAnswer(BaseModel):
+class PreflightAnswer(_Answer):
     """The minimal structured answer a preflight call asks for."""
 
     ok: bool
@@ -267,6 +285,8 @@ class CallRow(RowIdentity):
     cached_input_tokens: int = Field(default=0, description="Input tokens served from the vendor's prompt cache.")
     output_tokens: int = Field(default=0, description='Output tokens billed.')
     reasoning_tokens: int = Field(default=0, description='Reasoning tokens (part of output) when the vendor reports them.')
+    cache_write_tokens: int = Field(default=0, description="Input tokens written to the vendor's prompt cache (part of input_tokens): Anthropic's cache_creation_input_tokens, OpenAI's cache_write_tokens; 0 for xAI, which reports none.")
+    cache_write_usd: float = Field(default=0.0, description='The part of cost_usd paid for those writes, at the vendor\'s cache-write price (price.cache_write x input: Anthropic 1.25x); 0 when reused.')
     cost_usd: float = Field(default=0.0, description='USD paid in this run (0 when reused); vendor-reported cost when available.')
     latency_s: float = Field(default=0.0, description='ended_at − started_at: the logical call, retries and backoff included (batch mode: the batches it went into); 0 when reused.')
     request_id: str | None = Field(default=None, description="The vendor's request id (x-request-id / request-id), for support tickets.")

@@ -3,7 +3,8 @@
 pydantic-settings reads and merges the sources (`TribunalSettings`); the result is validated as a
 plain `TribunalConfig` (`evalcore.config.models`) with the adapter names checked against the vendor
 registry here, where the configuration is loaded — the models themselves import no vendor code.
-An error names the file or variable, the key and its closest valid name (`explain`).
+An error names the file or variable, the key and its closest valid name (`explain`). A model id
+the installed SDK does not list is a warning, not an error (`evalcore.config.model_ids`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from evalcore.config.model_ids import warn_unknown_models
 from evalcore.config.models import ADAPTERS_CONTEXT, TribunalConfig, VendorMode
 from evalcore.errors import ConfigError
 from evalcore.vendors.registry import adapters
@@ -207,6 +209,8 @@ def load_config(
     except ValidationError as exc:
         sources = [("overrides", overrides or {}), (ENV_SOURCE, _env_data()), *reversed(list(data.items()))]
         raise ConfigError(f"invalid configuration:\n{explain(exc, sources)}") from exc
+    if vendors != VendorMode.OFFLINE:  # offline judges call no model
+        warn_unknown_models(cfg)
     if vendors == VendorMode.OFFLINE:
         cfg = cfg.model_copy(
             update={

@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import os
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import (
     BaseModel,
@@ -40,6 +40,8 @@ from evalcore.grading.scoring import PANEL_SIZE, AuditMode
 ACTOR_CALLS_PER_S = 150.0
 # validation-context key under which the loader passes the registered adapter names
 ADAPTERS_CONTEXT = "registered_adapters"
+MIN_OUTPUT_TOKENS = 16
+"""The least `max_output_tokens` a vendor accepts (OpenAI's CreateResponse: minimum 16)."""
 
 
 class VendorMode(StrEnum):
@@ -59,31 +61,112 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class BilledTokens(NamedTuple):
+    """What one call (or an estimate's share of calls) was billed for, in tokens.
+
+    `cached_input_tokens` and the cache writes are subsets of `input_tokens` (every vendor reports
+    them so: OpenAI's `input_tokens` includes `cached_tokens` and `cache_write_tokens`; the
+    Anthropic adapter adds `cache_read_input_tokens` and `cache_creation_input_tokens` to it);
+    `cache_write_1h_tokens` is the part of `cache_write_tokens` written with a one-hour lifetime.
+    Floats, so that an estimate's weighted shares are priced by the same function as a call.
+    """
+
+    input_tokens: float = 0
+    cached_input_tokens: float = 0
+    output_tokens: float = 0
+    cache_write_tokens: float = 0
+    cache_write_1h_tokens: float = 0
+
+
+class Bill(NamedTuple):
+    """USD of one call by `Price.bill`: the whole, and the part paid for writing the prompt cache."""
+
+    usd: float
+    cache_write_usd: float
+
+
 class Price(_Strict):
-    """USD per 1M tokens."""
+    """USD per 1M tokens, and what the vendor bills for writing its prompt cache.
+
+    Why the multipliers live here: a cache write is billed per vendor, and the estimate, the cost
+    cap, the call rows and the reduction must agree on it, so `bill` is the one place a token count
+    becomes dollars (`evalcore.vendors.adapters` price replies with it, `evalcore.grading.estimate`
+    its expected calls, `evalcore.vendors.cost_cap` its worst cases). Anthropic bills a 5-minute
+    cache write at 1.25x its input price and a 1-hour write at 2x; OpenAI reports
+    `input_tokens_details.cache_write_tokens` but publishes no separate price for it (its OpenAPI
+    document describes them as input tokens written to the cache, counted in `input_tokens`, and
+    its usage API's `input_uncached_tokens` excludes them as a count only): 1.0, billed as input;
+    xAI reports no cache writes. See docs/COST.md, "What a cache write costs".
+    """
 
     input: float = 0.0
     cached_input: float = 0.0
     output: float = 0.0
+    cache_write: float = Field(
+        default=1.0,
+        ge=0,
+        description="Price of an input token written to the prompt cache (5-minute lifetime), as a multiple of "
+        "`input`: Anthropic 1.25; OpenAI and xAI 1.0 (billed as ordinary input).",
+    )
+    cache_write_1h: float = Field(
+        default=1.0,
+        ge=0,
+        description="The same for a write with a one-hour lifetime, as a multiple of `input`: Anthropic 2.0.",
+    )
 
     batch: Price | None = Field(
         default=None,
         description="USD per 1M tokens through the vendor's batch API; None = half of the above "
-        "(what OpenAI, Anthropic and xAI charge for batches).",
+        "(what OpenAI, Anthropic and xAI charge for batches; the cache-write multipliers stay, as the "
+        "vendors' batch discount applies on top of them).",
     )
 
     def for_batch(self) -> Price:
         """The prices of a batched call."""
         if self.batch is not None:
             return self.batch
-        return Price(input=self.input / 2, cached_input=self.cached_input / 2, output=self.output / 2)
+        return Price(input=self.input / 2, cached_input=self.cached_input / 2, output=self.output / 2,
+                     cache_write=self.cache_write, cache_write_1h=self.cache_write_1h)
 
-    def cost(self, input_tokens: int, cached_input_tokens: int, output_tokens: int) -> float:
-        """Cost of one call; cached input tokens are a subset of input tokens, priced separately."""
-        uncached = max(input_tokens - cached_input_tokens, 0)
-        return (
-            uncached * self.input + cached_input_tokens * self.cached_input + output_tokens * self.output
-        ) / 1_000_000
+    def bill(self, tokens: BilledTokens) -> Bill:
+        """USD of `tokens`: the one pricing rule (class docstring).
+
+        Input tokens neither read from nor written to the cache are billed at `input`; reads at
+        `cached_input`; writes at `input` x `cache_write` (their 1-hour part x `cache_write_1h`).
+        A count larger than the part of the input it is a subset of is clamped to it, so a vendor's
+        inconsistent usage can never make a call cost less than nothing.
+        """
+        total_in = max(tokens.input_tokens, 0)
+        cached = min(max(tokens.cached_input_tokens, 0), total_in)
+        written = min(max(tokens.cache_write_tokens, 0), total_in - cached)
+        written_1h = min(max(tokens.cache_write_1h_tokens, 0), written)
+        uncached = total_in - cached - written
+        write_usd = ((written - written_1h) * self.cache_write + written_1h * self.cache_write_1h) * self.input
+        usd = uncached * self.input + cached * self.cached_input + write_usd + max(tokens.output_tokens, 0) * self.output
+        return Bill(usd / 1_000_000, write_usd / 1_000_000)
+
+    def cost(
+        self,
+        input_tokens: float,
+        cached_input_tokens: float,
+        output_tokens: float,
+        *,
+        cache_write_tokens: float = 0,
+        cache_write_1h_tokens: float = 0,
+    ) -> float:
+        """USD of one call (`bill`'s total)."""
+        return self.bill(
+            BilledTokens(input_tokens, cached_input_tokens, output_tokens, cache_write_tokens, cache_write_1h_tokens)
+        ).usd
+
+    def worst_case(self, input_tokens: float, output_tokens: float) -> float:
+        """The most a call with this input and output can cost (`evalcore.vendors.cost_cap`): no
+        input read from the cache, all of it written to the cache when a write costs more than
+        `input` (a miss on a cacheable prefix writes it; Tribunal's requests ask for 5-minute writes,
+        the Anthropic adapter's `cache_control: ephemeral`, so `cache_write` is the dearest), and
+        every output token."""
+        written = input_tokens if self.cache_write > 1.0 else 0
+        return self.bill(BilledTokens(input_tokens, 0, output_tokens, cache_write_tokens=written)).usd
 
 
 class RateLimits(_Strict):
@@ -156,7 +239,11 @@ class VendorConfig(_Strict):
     family: str = Field(description="Model family, for self-family preference (openai, xai, anthropic).")
     model: str
     reasoning_effort: str | None = None
-    max_output_tokens: int = Field(default=2048, gt=0)
+    max_output_tokens: int = Field(
+        default=2048,
+        description=f"Output tokens a call may produce, reasoning included; at least {MIN_OUTPUT_TOKENS} "
+        "(OpenAI refuses fewer).",
+    )
     timeout_s: float = Field(default=120.0, gt=0)
     endpoint: str | None = Field(default=None, description="Base URL (HTTP) or host:port (gRPC).")
     api_key_env: str | None = Field(default=None, description="Environment variable holding the key.")
@@ -222,6 +309,18 @@ class VendorConfig(_Strict):
         if self.adapter == "offline":
             return ("offline", self.name, "")
         return (self.adapter, self.endpoint or "", self.api_key_env or "")
+
+    @field_validator("max_output_tokens")
+    @classmethod
+    def _enough_output_tokens(cls, value: int) -> int:
+        """Refused here rather than by the vendor at the first call: OpenAI answers a request with
+        `max_output_tokens` below 16 with a 400, after a sweep has started and paid its preflight."""
+        if value < MIN_OUTPUT_TOKENS:
+            raise ValueError(
+                f"max_output_tokens must be at least {MIN_OUTPUT_TOKENS} (OpenAI refuses fewer; the answer and any "
+                f"reasoning share it), got {value}"
+            )
+        return value
 
     @field_validator("adapter")
     @classmethod
@@ -470,6 +569,11 @@ class TribunalConfig(_Strict):
     prompt_budget: PromptBudget = Field(default_factory=PromptBudget)
     ocr: OcrConfig = Field(default_factory=OcrConfig)
     batch: BatchConfig = Field(default_factory=BatchConfig)
+    known_newer_models: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Adapter -> model ids the vendor serves that the installed SDK's model list does not have "
+        "yet: configuring one draws no warning (evalcore.config.model_ids). The preflight still checks them.",
+    )
     family_map: dict[str, str] = Field(
         default_factory=dict, description="Evaluated system name (or prefix) -> model family."
     )

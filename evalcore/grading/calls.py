@@ -64,6 +64,19 @@ def total_cost(calls: Iterable[CallRow]) -> float:
     return sum(c.cost_usd for c in calls)
 
 
+def cache_write_usd(cfg: VendorConfig, reply: JudgeReply[Any]) -> float:
+    """The part of a reply's cost paid for writing the vendor's prompt cache.
+
+    Priced by `Price.bill`, the rule the adapter priced the whole reply with (batch prices for a
+    batched call); 0 for a call reused from an earlier run (paid there) and for a reply whose cost
+    the vendor reported itself (xAI, which reports no cache writes).
+    """
+    if reply.reused_from is not None or not reply.usage.cache_write_tokens:
+        return 0.0
+    price = cfg.price.for_batch() if reply.batch_id is not None else cfg.price
+    return price.bill(reply.usage.billed()).cache_write_usd
+
+
 def call_row(
     ctx: GradingContext,
     cfg: VendorConfig,
@@ -130,6 +143,8 @@ def call_row(
         cached_input_tokens=result.usage.cached_input_tokens,
         output_tokens=result.usage.output_tokens,
         reasoning_tokens=result.usage.reasoning_tokens,
+        cache_write_tokens=result.usage.cache_write_tokens,
+        cache_write_usd=cache_write_usd(cfg, result),
         cost_usd=result.cost_usd,
         latency_s=result.latency_s,
         reused_from=result.reused_from,

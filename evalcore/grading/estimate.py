@@ -20,7 +20,10 @@ warming, each prefix's first request is answered before the others arrive; witho
 submission's criteria arrive together and all miss. Stage 2 is replayed after Stage 1.
 
 Pricing is per mode (`PRICINGS`): "online" uses each vendor's configured price table, "batch" its
-batch prices (`Price.for_batch`: the vendors' batch APIs charge half). A configuration in batch mode
+batch prices (`Price.for_batch`: the vendors' batch APIs charge half). Every call is priced by
+`Price.bill`, the rule the adapters price replies by: the replay also says which tokens each request
+writes to the cache, and a write is billed at the vendor's write price (Anthropic: 1.25x input), so
+warming's cost is counted where it is paid. A configuration in batch mode
 (`config.batch.enabled`, `tribunal estimate --batch`) is priced "batch" instead of "online": its
 calls all go through the batch APIs. Batch mode turns cache warming off (a warming round would be a
 whole batch), but a batch's requests are not a burst: the vendor works through them one after
@@ -47,11 +50,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from evalcore.config.models import Price, TribunalConfig, VendorConfig
+from evalcore.config.models import BilledTokens, Price, TribunalConfig, VendorConfig
 from evalcore.grading.audit import verify_prompt
 from evalcore.grading.plan import TooLong, plan_submission
 from evalcore.schema import Submission, Task
-from evalcore.vendors.prompt_cache import PrefixCache
+from evalcore.vendors.prompt_cache import CachePlan, PrefixCache
 from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import has_batch_api
 from evalcore.vendors.warming import prefix_groups
@@ -150,12 +153,18 @@ class VendorEstimate(BaseModel):
     calls: float = 0.0
     input_tokens: float = 0.0
     cached_input_tokens: float = 0.0
+    cache_write_tokens: float = Field(default=0.0, description="Expected input tokens written to the prompt cache.")
     output_tokens: float = 0.0
     cost_usd: dict[str, float] = Field(
         default_factory=dict, description="Pricing mode -> expected USD (with the expected cache hits)."
     )
+    cache_write_usd: dict[str, float] = Field(
+        default_factory=dict,
+        description="Pricing mode -> the part of cost_usd paid for cache writes (the vendor's write price: Anthropic 1.25x input).",
+    )
     cost_usd_cold: dict[str, float] = Field(
-        default_factory=dict, description="Pricing mode -> USD if no input token is served from a cache (upper bound)."
+        default_factory=dict, description="Pricing mode -> USD if no input token is served from a cache, each request "
+        "writing its whole cacheable prefix (upper bound)."
     )
     min_wall_s: float | None = Field(
         default=0.0, description="Lower bound set by this vendor's rate limits (online; None in batch mode)."
@@ -220,6 +229,11 @@ class Estimate(BaseModel):
         return _total(v.cost_usd for v in self.vendors)
 
     @property
+    def cache_write_usd(self) -> dict[str, float]:
+        """Expected USD paid for prompt-cache writes per pricing mode (part of `cost_usd`)."""
+        return _total(v.cache_write_usd for v in self.vendors)
+
+    @property
     def cost_usd_cold(self) -> dict[str, float]:
         """Total per pricing mode if no input token is served from a cache: the upper bound."""
         return _total(v.cost_usd_cold for v in self.vendors)
@@ -276,10 +290,10 @@ class _Replay:
             )
         return self.caches[cfg.adapter]
 
-    def burst(self, cfg: VendorConfig, requests: list[JudgeRequest], extra_chars: int = 0) -> list[int]:
-        """Requests that arrive together: all look up first, then all write. Cached tokens each."""
+    def burst(self, cfg: VendorConfig, requests: list[JudgeRequest], extra_chars: int = 0) -> list[CachePlan]:
+        """Requests that arrive together: all look up first, then all write. What each found and wrote."""
         if cfg.adapter == "offline":
-            return [0] * len(requests)
+            return [CachePlan(0, ())] * len(requests)
         cache = self._cache(cfg)
         plans = [
             cache.lookup(cfg.model, r.system_prompt, r.user_text + "x" * extra_chars, _breakpoints(cfg, r))
@@ -287,7 +301,7 @@ class _Replay:
         ]
         for p in plans:
             cache.store(p)
-        return [p.hit_tokens for p in plans]
+        return plans
 
 
 def _batched(config: TribunalConfig) -> set[str]:
@@ -347,28 +361,32 @@ def estimate_part(
     audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
     batched = _batched(config)
 
-    def add(sub: Submission, cfg: VendorConfig, request: JudgeRequest, request_tokens: int, cached: int,
+    def add(sub: Submission, cfg: VendorConfig, request: JudgeRequest, request_tokens: int, plan: CachePlan,
             weight: float) -> None:
         if on_request is not None:
             on_request(sub, cfg, request)
         purpose = request.purpose
         v = acc[cfg.name]
-        cached = min(cached, request_tokens)
+        cached = min(plan.hit_tokens, request_tokens)
+        written = min(plan.write_tokens, request_tokens - cached)
+        # cold: nothing read, so a request writes its whole cacheable prefix (hit + write)
+        written_cold = min(plan.hit_tokens + plan.write_tokens, request_tokens)
         out = model.output_tokens(cfg, purpose)
         v.calls += weight
         v.calls_by_purpose[purpose] = v.calls_by_purpose.get(purpose, 0.0) + weight
         v.input_tokens += weight * request_tokens
         v.cached_input_tokens += weight * cached
+        v.cache_write_tokens += weight * written
         v.output_tokens += weight * out
         if cfg.adapter == "offline":
             return
         for mode, price_of in modes.items():
             price = price_of(cfg)
-            if price is not None:
-                uncached = request_tokens - cached
-                usd = (uncached * price.input + cached * price.cached_input + out * price.output) / 1_000_000
-                cold = (request_tokens * price.input + out * price.output) / 1_000_000
+            if price is not None:  # `Price.bill`: the rule the adapters price each reply by
+                usd, write_usd = price.bill(BilledTokens(request_tokens, cached, out, cache_write_tokens=written))
+                cold = price.bill(BilledTokens(request_tokens, 0, out, cache_write_tokens=written_cold)).usd
                 v.cost_usd[mode] = v.cost_usd.get(mode, 0.0) + weight * usd
+                v.cache_write_usd[mode] = v.cache_write_usd.get(mode, 0.0) + weight * write_usd
                 v.cost_usd_cold[mode] = v.cost_usd_cold.get(mode, 0.0) + weight * cold
 
     for sub in submissions:
@@ -383,7 +401,7 @@ def estimate_part(
         replay = _Replay(cpt)
         for cfg in config.judges:
             requests = [p.request_for(cfg, cpt) for _, p in plan.rubric]
-            cached = [0] * len(requests)
+            cached = [CachePlan(0, ())] * len(requests)
             if cfg.name in batched:  # the vendor answers a batch's requests one after another
                 phases = [[i] for i in range(len(requests))]
             elif cfg.warm_prompt_cache and cfg.prompt_caching:
@@ -392,21 +410,21 @@ def estimate_part(
             else:
                 phases = [list(range(len(requests)))]
             for phase in phases:
-                for i, hit in zip(phase, replay.burst(cfg, [requests[i] for i in phase]), strict=True):
-                    cached[i] = hit
+                for i, found in zip(phase, replay.burst(cfg, [requests[i] for i in phase]), strict=True):
+                    cached[i] = found
             for r, hit in zip(requests, cached, strict=True):
                 add(sub, cfg, r, r.estimated_input_tokens, hit, 1.0)
         if audit_weight > 0:
             auditor = config.auditor
             stage1 = plan.detect.request_for(auditor, cpt)
-            [hit] = replay.burst(auditor, [stage1])
-            add(sub, auditor, stage1, stage1.estimated_input_tokens, hit, audit_weight)
+            [found] = replay.burst(auditor, [stage1])
+            add(sub, auditor, stage1, stage1.estimated_input_tokens, found, audit_weight)
             # Stage 2 reads Stage 1's prefix (the audit's sources, the same fences), then its flags:
             # rendered without them, their size is the assumed `verify_flag_tokens`
             stage2 = verify_prompt(task, sub, [], plan.boundary).request_for(auditor, cpt)
             extra = int(model.verify_flag_tokens * cpt)
-            [hit] = replay.burst(auditor, [stage2], extra_chars=extra)
-            add(sub, auditor, stage2, stage2.estimated_input_tokens + int(model.verify_flag_tokens), hit,
+            [found] = replay.burst(auditor, [stage2], extra_chars=extra)
+            add(sub, auditor, stage2, stage2.estimated_input_tokens + int(model.verify_flag_tokens), found,
                 audit_weight * model.verify_share)
 
     est.vendors = list(acc.values())
@@ -428,9 +446,10 @@ def combine(parts: Sequence[Estimate]) -> Estimate:
             into.calls += v.calls
             into.input_tokens += v.input_tokens
             into.cached_input_tokens += v.cached_input_tokens
+            into.cache_write_tokens += v.cache_write_tokens
             into.output_tokens += v.output_tokens
             for field, add in ((into.cost_usd, v.cost_usd), (into.cost_usd_cold, v.cost_usd_cold),
-                               (into.calls_by_purpose, v.calls_by_purpose)):
+                               (into.calls_by_purpose, v.calls_by_purpose), (into.cache_write_usd, v.cache_write_usd)):
                 for key, value in add.items():
                     field[key] = field.get(key, 0.0) + value
     total.vendors = list(sums.values())

@@ -44,6 +44,17 @@ class VendorCost(BaseModel):
     cached_input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_tokens: int = Field(default=0, description="Input tokens written to the vendor's prompt cache.")
+    cache_write_usd: float = Field(
+        default=0.0, description="The part of cost_usd paid for those writes (Anthropic: 1.25x input; the calls "
+        "table's cache_write_usd): what warming the cache cost beyond reading it.",
+    )
+
+
+class PurposeCost(VendorCost):
+    """One vendor's calls of one purpose (rubric, detect, verify, preflight), for the report's itemised bill."""
+
+    purpose: str
 
 
 class SystemScores(BaseModel):
@@ -183,6 +194,10 @@ class Leaderboard(BaseModel):
     auditor: AuditorStats
     cost_by_vendor: list[VendorCost] = Field(description="Whole run, every call (incl. preflight).")
     cost_usd: float
+    cost_by_purpose: list[PurposeCost] = Field(
+        default_factory=list, description="Whole run by vendor and purpose (incl. preflight), cache writes inside each."
+    )
+    cache_write_usd: float = Field(default=0.0, description="Whole run: USD paid for prompt-cache writes (part of cost_usd).")
     notes: list[str] = Field(default_factory=list)
     pairwise: Pairwise | None = Field(default=None, description="P(row beats column), whole benchmark.")
     adjudication: AdjudicationSummary | None = Field(

@@ -66,6 +66,7 @@ from evalcore.results.leaderboard import (
     Leaderboard,
     PairAgreement,
     Pairwise,
+    PurposeCost,
     SelfPreference,
     SystemChange,
     SystemScores,
@@ -93,8 +94,8 @@ _COLUMNS: dict[str, list[str]] = {
     "verdicts": ["grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict"],
     "flags": ["grading_id", "flag_index", "system", "origin", "status", "category", "materiality"],
     "calls": [
-        "system", "task_id", "vendor", "reused_from", "cost_usd", "input_tokens",
-        "cached_input_tokens", "output_tokens", "reasoning_tokens",
+        "system", "task_id", "vendor", "purpose", "reused_from", "cost_usd", "input_tokens",
+        "cached_input_tokens", "output_tokens", "reasoning_tokens", "cache_write_tokens", "cache_write_usd",
     ],
     "rejected": ["system", "task_id"],
 }
@@ -392,12 +393,16 @@ class _Reducer:
         "sum(CASE WHEN reused_from IS NULL THEN input_tokens ELSE 0 END) AS input_tokens, "
         "sum(CASE WHEN reused_from IS NULL THEN cached_input_tokens ELSE 0 END) AS cached_input_tokens, "
         "sum(CASE WHEN reused_from IS NULL THEN output_tokens ELSE 0 END) AS output_tokens, "
-        "sum(CASE WHEN reused_from IS NULL THEN reasoning_tokens ELSE 0 END) AS reasoning_tokens"
+        "sum(CASE WHEN reused_from IS NULL THEN reasoning_tokens ELSE 0 END) AS reasoning_tokens, "
+        # NULL in shards written before the cache-write columns existed: nothing was itemised then
+        "sum(CASE WHEN reused_from IS NULL THEN coalesce(cache_write_tokens, 0) ELSE 0 END) AS cache_write_tokens, "
+        "fsum(CASE WHEN reused_from IS NULL THEN coalesce(cache_write_usd, 0) ELSE 0 END) AS cache_write_usd"
     )
     _COST_SUM = (
         "sum(calls) AS calls, sum(reused_calls) AS reused_calls, fsum(cost_usd) AS cost_usd, "
         "sum(input_tokens) AS input_tokens, sum(cached_input_tokens) AS cached_input_tokens, "
-        "sum(output_tokens) AS output_tokens, sum(reasoning_tokens) AS reasoning_tokens"
+        "sum(output_tokens) AS output_tokens, sum(reasoning_tokens) AS reasoning_tokens, "
+        "sum(cache_write_tokens) AS cache_write_tokens, fsum(cache_write_usd) AS cache_write_usd"
     )
 
     def costs(
@@ -432,6 +437,14 @@ class _Reducer:
             f"SELECT vendor, {self._COST_SUM} FROM cost_sta GROUP BY vendor ORDER BY vendor"
         ).fetchall()
         return [_vendor_cost(r) for r in rows]
+
+    def purpose_costs(self) -> list[PurposeCost]:
+        """Every call of the run by vendor and purpose (rubric, detect, verify, preflight): what the
+        report itemises, with the cache writes inside each."""
+        rows = self.con.sql(
+            f"SELECT vendor, purpose, {self._COST_AGG} FROM calls_in GROUP BY vendor, purpose ORDER BY vendor, purpose"
+        ).fetchall()
+        return [PurposeCost(purpose=str(r[1]), **_vendor_cost((r[0], *r[2:])).model_dump()) for r in rows]
 
     # -- judges ------------------------------------------------------------------------------
 
@@ -640,11 +653,12 @@ leaderboard must come out byte-identical every time (compensated sums + rounding
 
 
 def _vendor_cost(row: Sequence[Any]) -> VendorCost:
-    vendor, calls, reused, cost, tin, tcached, tout, treason = row
+    vendor, calls, reused, cost, tin, tcached, tout, treason, twrite, write_usd = row
     return VendorCost(
         vendor=str(vendor), calls=int(calls or 0), reused_calls=int(reused or 0), cost_usd=round(float(cost or 0.0), COST_DECIMALS),
         input_tokens=int(tin or 0), cached_input_tokens=int(tcached or 0), output_tokens=int(tout or 0),
-        reasoning_tokens=int(treason or 0),
+        reasoning_tokens=int(treason or 0), cache_write_tokens=int(twrite or 0),
+        cache_write_usd=round(float(write_usd or 0.0), COST_DECIMALS),
     )
 
 
@@ -691,6 +705,7 @@ def reduce_tables(
         judges = red.judges(cur)
         auditor = red.auditor(cur)
         run_costs = red.run_costs()
+        purpose_costs = red.purpose_costs()
     finally:
         red.session.close()
     return Leaderboard(
@@ -709,6 +724,8 @@ def reduce_tables(
         auditor=auditor,
         cost_by_vendor=run_costs,
         cost_usd=round(sum(c.cost_usd for c in run_costs), COST_DECIMALS),
+        cost_by_purpose=purpose_costs,
+        cache_write_usd=round(sum(c.cache_write_usd for c in run_costs), COST_DECIMALS),
         notes=red.notes,
         pairwise=red.pairwise,
         adjudication=summary,

@@ -110,6 +110,11 @@ class Session:
         """
         if not (isinstance(source, pads.FileSystemDataset) and isinstance(source.filesystem, pafs.LocalFileSystem)
                 and source.files):
+            if isinstance(source, pa.Table):  # a table read before a column existed: the column reads as NULL
+                schema = arrow_schema(table)
+                for c in columns:
+                    if c not in source.column_names:
+                        source = source.append_column(schema.field(c), pa.nulls(source.num_rows, schema.field(c).type))
             self.con.register(view, source)
             return
         schema = arrow_schema(table)

@@ -3,7 +3,9 @@
 Why reserve the worst case: a call's cost is known only after it answers, and many calls are in
 flight at once, so checking "spent so far < cap" lets the calls in flight cross it. Instead every
 attempt reserves the most it can cost just before it goes on the wire — its input tokens at the
-uncached price plus `max_output_tokens` at the output price — and gives back the unused part when
+uncached price, or at the cache-write price where a write costs more (Anthropic: 1.25x; a miss on a
+cacheable prefix writes it), plus `max_output_tokens` at the output price (`Price.worst_case`, priced
+by the one pricing rule `Price.bill`) — and gives back the unused part when
 it answers (the adapter does this inside its in-flight gate, so at most `max_in_flight` worst cases
 per vendor are reserved at once, and a retried bad output reserves again). An attempt is sent only
 if spent + reserved + its worst case stays within the cap, so the cap is never crossed whatever
@@ -100,11 +102,12 @@ class LocalLedger:
 
 
 def worst_case_usd(cfg: VendorConfig, request: JudgeRequest, price: Price | None = None) -> float:
-    """The most one attempt can cost: all input at the uncached price, the full output allowance
-    (at `price`, by default the vendor's online prices; batch mode passes its batch prices)."""
+    """The most one attempt can cost: all input uncached (written to the cache where that costs
+    more), the full output allowance (`Price.worst_case`; at `price`, by default the vendor's online
+    prices; batch mode passes its batch prices)."""
     price = price or cfg.price
     output = request.max_output_tokens or cfg.max_output_tokens
-    return (request.estimated_input_tokens * price.input + output * price.output) / 1_000_000
+    return price.worst_case(request.estimated_input_tokens, output)
 
 
 def refusal(vendor: str, model: str, attempts: int) -> VendorError:

@@ -12,6 +12,7 @@ from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.config.models import BilledTokens
 from evalcore.errors import VendorError
 
 T = TypeVar("T", bound=BaseModel)
@@ -24,6 +25,17 @@ class Usage(BaseModel):
     cached_input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    cache_write_tokens: int = Field(default=0, description=(
+        "Input tokens written to the prompt cache (a subset of input_tokens, like cached_input_tokens): "
+        "Anthropic's cache_creation_input_tokens, OpenAI's input_tokens_details.cache_write_tokens."))
+    cache_write_1h_tokens: int = Field(default=0, description=(
+        "The part of cache_write_tokens written with a one-hour lifetime (Anthropic's "
+        "cache_creation.ephemeral_1h_input_tokens), billed at its own multiplier."))
+
+    def billed(self) -> BilledTokens:
+        """The counts `Price.bill` prices: the one way a usage becomes dollars."""
+        return BilledTokens(self.input_tokens, self.cached_input_tokens, self.output_tokens,
+                            self.cache_write_tokens, self.cache_write_1h_tokens)
 
     def __add__(self, other: Usage) -> Usage:
         """Both usages together: a call's billed usage is the sum over its attempts (online or batch)."""

@@ -1045,8 +1045,7 @@ class BatchingVendor:
         """What one result of a batch cost (the vendor's figure if it gives one, else batch prices)."""
         if item.cost_usd is not None:
             return item.cost_usd
-        u = item.usage
-        return self.cfg.price.for_batch().cost(u.input_tokens, u.cached_input_tokens, u.output_tokens)
+        return self.cfg.price.for_batch().bill(item.usage.billed()).usd
 
     def _update(self, record: BatchRecord, status: BatchStatus) -> None:
         """Save the record when what `tribunal status` shows has changed."""

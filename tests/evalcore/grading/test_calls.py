@@ -164,3 +164,22 @@ async def test_a_batched_call_retried_online_spans_from_its_batch_submission_to_
     assert row.started_at == record.submitted_at
     assert row.ended_at > record.ended_at  # the online answer came after the batch had failed it
     assert_span_is_latency(row)
+
+
+def _reply(usage: Usage, **extra: Any) -> JudgeReply[Any]:
+    return JudgeReply(output=Verdict(ok=True), usage=usage, cost_usd=0.0, started_at=1.0, ended_at=2.0,
+                      vendor="anthropic", model="claude-opus-5-5", **extra)
+
+
+def test_a_call_row_itemises_its_cache_writes_at_the_vendors_write_price_online_in_batch_and_not_when_reused() -> None:
+    from evalcore.config.load import load_config
+
+    anthropic = load_config().judges[2]  # input 5 USD per M online, 2.5 in batch; writes 1.25x
+    req = request(7)
+    usage = Usage(input_tokens=10_000, cached_input_tokens=2_000, output_tokens=100, cache_write_tokens=8_000)
+    online = call_row(CTX, anthropic, req, _reply(usage))
+    batched = call_row(CTX, anthropic, req, _reply(usage, batch_id="b-1"))
+    reused = call_row(CTX, anthropic, req, _reply(usage, reused_from="run-0"))
+    assert (online.cache_write_tokens, online.cache_write_usd) == (8_000, pytest.approx(8_000 * 5.0 * 1.25 / 1e6))
+    assert batched.cache_write_usd == pytest.approx(8_000 * 2.5 * 1.25 / 1e6)
+    assert reused.cache_write_usd == 0.0

@@ -40,8 +40,14 @@ def _strings(values: list[str], idx: npt.ArrayLike) -> pa.Array:
     return pa.array(values, type=pa.string()).take(pa.array(np.asarray(idx, dtype=np.int64)))
 
 
-def _write(run: Path, table: str, name: str, columns: dict[str, pa.Array]) -> None:
+CACHE_WRITE_COLUMNS = ("cache_write_tokens", "cache_write_usd")
+
+
+def _write(run: Path, table: str, name: str, columns: dict[str, pa.Array], *, before_cache_writes: bool = False) -> None:
+    """One shard; `before_cache_writes`: as written before the calls table had its cache-write columns."""
     schema = arrow_schema(table)
+    if before_cache_writes:
+        schema = pa.schema([f for f in schema if f.name not in CACHE_WRITE_COLUMNS])
     n = len(next(iter(columns.values())))
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in schema]
     (run / table).mkdir(parents=True, exist_ok=True)
@@ -129,6 +135,8 @@ def generate_run(run: Path, n_tasks: int = 200, n_systems: int = 30, n_criteria:
             "rate_limited": pa.array(np.zeros(n_calls, dtype=np.int64)),
             "input_tokens": pa.array(rng.integers(1000, 9000, n_calls)), "cached_input_tokens": pa.array(np.zeros(n_calls, dtype=np.int64)),
             "output_tokens": pa.array(rng.integers(50, 400, n_calls)), "reasoning_tokens": pa.array(np.zeros(n_calls, dtype=np.int64)),
+            "cache_write_tokens": pa.array(rng.integers(0, 1000, n_calls)),
+            "cache_write_usd": pa.array(np.where(reused, 0.0, rng.uniform(0.0, 0.001, n_calls))),
             "cost_usd": pa.array(np.where(reused, 0.0, rng.uniform(0.001, 0.01, n_calls))),
             "latency_s": pa.array(np.ones(n_calls)),
             "reused_from": pa.array(np.where(reused, "run-earlier", None).tolist(), type=pa.string()),
@@ -165,7 +173,7 @@ def generate_run(run: Path, n_tasks: int = 200, n_systems: int = 30, n_criteria:
         "output_tokens": pa.array([1] * 3), "reasoning_tokens": pa.array([0] * 3), "cost_usd": pa.array([1e-5] * 3),
         "latency_s": pa.array([0.1] * 3), "offline": pa.array([True] * 3), "started_at": pa.array([0.0] * 3),
         "ended_at": pa.array([0.1] * 3),
-    })
+    }, before_cache_writes=True)
     write_json(str(run / "_SUCCESS.json"), {"run_id": "run-ooc"})
 
 

@@ -4,6 +4,7 @@ kind cost_cap (never sent)."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,12 +39,14 @@ def test_the_first_refusal_closes_the_ledger() -> None:
     assert ledger.state.stopped and ledger.state.refused_calls == 3 and ledger.state.left_usd == 0.9
 
 
-def test_the_worst_case_of_an_attempt_is_uncached_input_and_the_full_output_allowance() -> None:
-    cfg = load_config().judges[2]  # anthropic: 5 / 25 USD per M
+def test_the_worst_case_of_an_attempt_is_its_input_at_the_dearer_of_input_and_cache_write_and_the_full_output() -> None:
+    cfg = load_config()
+    anthropic, openai = cfg.judges[2], cfg.judges[0]  # 5 / 25 USD per M, writes 1.25x; 2.5 / 15, writes as input
     req = JudgeRequest(purpose="rubric", request_hash="h", system_prompt="s", shared_prefix="p",
                        varying_suffix="v", schema_name="RubricAnswer", estimated_input_tokens=1000,
                        max_output_tokens=2048)
-    assert worst_case_usd(cfg, req) == (1000 * 5.0 + 2048 * 25.0) / 1e6
+    assert worst_case_usd(anthropic, req) == pytest.approx((1000 * 5.0 * 1.25 + 2048 * 25.0) / 1e6)
+    assert worst_case_usd(openai, req) == pytest.approx((1000 * 2.5 + 2048 * 15.0) / 1e6)
 
 
 async def test_an_adapter_with_a_spend_guard_sends_what_fits_and_refuses_the_rest_unsent(monkeypatch) -> None:
