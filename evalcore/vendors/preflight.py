@@ -26,6 +26,29 @@ if TYPE_CHECKING:  # evalcore.grading.calls imports the vendor base, whose packa
 
 PREFLIGHT_MAX_ATTEMPTS = 3
 PREFLIGHT_DEADLINE_S = 60.0
+UNKNOWN_MODEL = "unknown_model"
+"""The kind of a preflight whose vendor answered that it has no such model (HTTP 404, gRPC NOT_FOUND)."""
+_NOT_FOUND = ("HTTP 404 ", "gRPC NOT_FOUND")
+"""How the adapters' causes start for those answers (`_stainless.StainlessErrors.describe`, the xAI adapter's)."""
+
+
+def _unknown_model(cfg: VendorConfig, err: VendorError) -> str | None:
+    """The message for a preflight the vendor refused with not-found, or None for any other failure.
+
+    Why its own message: the one request a preflight sends names nothing else that could be missing,
+    so a 404 means the configured model id does not exist at the vendor (or this key may not use
+    it): the fix is the entry's `model`, and the SDK's list says what the vendor is known to serve.
+    """
+    if not err.cause.startswith(_NOT_FOUND):
+        return None
+    from evalcore.config.model_ids import known_models
+
+    known = known_models(cfg.adapter)
+    listed = "" if known is None or cfg.model in known.ids else f" (not in {known.sdk} {known.version}'s model list either)"
+    return (
+        f"the vendor has no model {cfg.model!r} for this key{listed}: set {cfg.name}'s model to an id the vendor "
+        f"serves ({err.cause})"
+    )
 
 
 class PreflightResult(BaseModel):
@@ -76,7 +99,9 @@ async def _one(
     try:
         reply = await live.complete(request, PreflightAnswer)
     except VendorError as err:
-        return PreflightResult(**base, ok=False, kind=err.kind.value, cause=err.cause, attempts=err.attempts,
+        unknown = _unknown_model(cfg, err)
+        return PreflightResult(**base, ok=False, kind=UNKNOWN_MODEL if unknown else err.kind.value,
+                               cause=unknown or err.cause, attempts=err.attempts,
                                call=call_row(ctx, cfg, request, err, started_at=started))
     finally:
         if owned:

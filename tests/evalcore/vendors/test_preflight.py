@@ -153,3 +153,21 @@ def test_the_registry_knows_which_adapters_need_a_key_without_importing_them() -
     for adapter in registry.adapters():
         adapter_class = registry._REGISTRY[adapter]()
         assert registry.needs_key(adapter) is adapter_class.needs_key, adapter  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("adapter", ["openai", "anthropic"])
+async def test_a_model_the_vendor_does_not_have_stops_the_preflight_naming_vendor_and_model_and_what_to_set(
+    emus: EmulatorSet, adapter: str
+) -> None:
+    """A 404 to the preflight's one request: the configured model does not exist at the vendor."""
+    getattr(emus, adapter).push(ServerError(404))
+    cfg = next(c for c in all_cfgs(emus) if c.adapter == adapter).model_copy(update={"model": "claude-opus-5.5"})
+    [result] = await preflight([cfg])
+    assert (result.ok, result.kind, result.attempts) == (False, "unknown_model", 1)  # a 404 is never retried
+    assert result.call is not None and result.call.outcome == "fatal"
+    with pytest.raises(PreflightError) as info:
+        raise_if_failed([result])
+    text = str(info.value)
+    assert f"{adapter}-judge (claude-opus-5.5): unknown_model: the vendor has no model 'claude-opus-5.5'" in text
+    assert f"set {adapter}-judge's model to an id the vendor serves (HTTP 404 NotFoundError" in text
+    assert KEY not in text
