@@ -323,8 +323,8 @@ def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: 
     the adapter's budget and retry path, rows, and the grounding checks unless `grounding` is off):
     a floor under any orchestration of it. Single process, so CPU time = wall time.
 
-    Each task's grounding index is built once, before the measured pass, and shared
-    (`sharing_indexes`), as the sweep builds it once per task (`SourceIndexes`): the per-process
+    Each task's grounding index is built once, before the measured pass, and passed to
+    `grade_submission` (`source_index`), as the sweep builds it once per task (`SourceIndexes`): the per-process
     cache holds 16 indexes, so the lab's 32 tasks graded in stream order would otherwise be
     rebuilt for every submission. Building them is reported apart (`index_build_cpu_s`): the floor
     is grading alone, the strictest comparison (the sweep's steady state also pays some builds).
@@ -341,7 +341,7 @@ def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: 
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.config.load import load_config
     from evalcore.grading.grade import grade_submission
-    from evalcore.grounding import index_sources, sharing_indexes
+    from evalcore.grounding import index_sources
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
     from evalcore.vendors.sharding import create_account_vendors
@@ -350,7 +350,7 @@ def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: 
     subs = [s for s in iter_submissions(str(submissions), tasks) if isinstance(s, Submission)]
     cfg = load_config(zero_config(work / "zero.yaml"), overrides={"audit": {"grounding_candidates": grounding}})
     t0 = time.process_time()
-    indexes = [(audit_sources(t), index_sources(audit_sources(t))) for t in tasks.values()] if grounding else []
+    indexes = {tid: index_sources(audit_sources(t)) for tid, t in tasks.items()} if grounding else {}
     build_s = time.process_time() - t0
 
     async def grade_all(batch: list[Submission]) -> tuple[float, int]:
@@ -358,7 +358,8 @@ def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: 
         t0 = time.process_time()
         calls = 0
         for i in range(0, len(batch), 32):  # a shard's worth at a time, as a grading worker does
-            results = await asyncio.gather(*(grade_submission(tasks[s.task_id], s, cfg, vendors, run_id="floor")
+            results = await asyncio.gather(*(grade_submission(tasks[s.task_id], s, cfg, vendors, run_id="floor",
+                                                              source_index=indexes.get(s.task_id))
                                              for s in batch[i : i + 32]))
             calls += sum(len(r.calls) for r in results)
         spent = time.process_time() - t0
@@ -366,15 +367,14 @@ def in_process_floor(submissions: Path, work: Path, grounding: bool, benchmark: 
             await v.aclose()
         return spent, calls
 
-    with sharing_indexes(indexes):
-        asyncio.run(grade_all(subs[: min(64, max(len(subs) // 8, 1))]))  # warm: imports, template hashes
-        if frozen:
-            gc.collect()
-            gc.freeze()
-        try:
-            cpu_s, calls = asyncio.run(grade_all(subs))
-        finally:
-            gc.unfreeze()
+    asyncio.run(grade_all(subs[: min(64, max(len(subs) // 8, 1))]))  # warm: imports, template hashes
+    if frozen:
+        gc.collect()
+        gc.freeze()
+    try:
+        cpu_s, calls = asyncio.run(grade_all(subs))
+    finally:
+        gc.unfreeze()
     return {"mode": (FROZEN_FLOOR if frozen else FLOOR) + ("" if grounding else ", grounding checks off"),
             "benchmark": "sample" if benchmark == SAMPLE else "lab",
             "graded": len(subs), "judge_calls": calls, "cpu_s": round(cpu_s, 2),

@@ -37,12 +37,15 @@ def _deliverable_texts(submission: Submission) -> dict[str, str]:
     return {n: d.text for n, d in submission.deliverables.items() if not d.missing}
 
 
-def grounding_candidates(task: Task, submission: Submission) -> list[dict[str, Any]]:
+def grounding_candidates(
+    task: Task, submission: Submission, index: grounding.SourceIndex | None = None
+) -> list[dict[str, Any]]:
     """The deterministic findings, as JSON-able candidate flags for the Stage 1 prompt.
 
     For a task without documents only findings with evidence in its instructions are candidates
-    (`evalcore.benchmark.instructions_only`)."""
-    findings = grounding.check(audit_sources(task), _deliverable_texts(submission))
+    (`evalcore.benchmark.instructions_only`). `index`: the task's source index when the caller
+    built it (`grounding.check`)."""
+    findings = grounding.check(audit_sources(task), _deliverable_texts(submission), index)
     if not task.documents:
         findings = in_scope(findings)
     return grounding.as_candidates(findings)
@@ -74,13 +77,15 @@ def verify_prompt(task: Task, submission: Submission, flags: list[dict[str, Any]
     )
 
 
-def flags_for_verification(task: Task, flags: Sequence[DetectedFlag]) -> list[dict[str, Any]]:
+def flags_for_verification(
+    task: Task, flags: Sequence[DetectedFlag], index: grounding.SourceIndex | None = None
+) -> list[dict[str, Any]]:
     """Each Stage 1 flag with the source passages most relevant to it (Stage 2 input)."""
     sources = audit_sources(task)
     texts = {d.name: d.text for d in sources}
     out = []
     for i, f in enumerate(flags):
-        passages = grounding.relevant_passages(sources, f.span, k=2)
+        passages = grounding.relevant_passages(sources, f.span, k=2, index=index)
         out.append(
             {
                 "index": i,
@@ -133,6 +138,7 @@ async def run_audit(
     boundary: str,
     candidates: Sequence[dict[str, Any]],
     detect: RenderedPrompt,
+    source_index: grounding.SourceIndex | None = None,
 ) -> AuditDone | AuditFailed:
     """Stage 1 then Stage 2 for one submission: done with its flags, or failed with the reason.
 
@@ -152,7 +158,7 @@ async def run_audit(
     if not flags:
         return AuditDone([], calls)
 
-    verify = verify_prompt(task, submission, flags_for_verification(task, flags), boundary)
+    verify = verify_prompt(task, submission, flags_for_verification(task, flags, source_index), boundary)
     vrequest = verify.request_for(cfg, budget.chars_per_token)
     [vreply] = await auditor.complete_many([vrequest], VerificationAnswer)
     if not isinstance(vreply, VendorError):

@@ -26,6 +26,7 @@ from evalcore.grading.scoring import (
     score_submission,
     should_audit,
 )
+from evalcore.grounding import SourceIndex
 from evalcore.schema import CallRow, FlagRow, Submission, SubmissionRow, Task, VerdictRow
 from evalcore.vendors.protocol import Vendor
 
@@ -78,6 +79,7 @@ async def grade_submission(
     *,
     run_id: str = "adhoc",
     audit_mode: AuditMode | None = None,
+    source_index: SourceIndex | None = None,
 ) -> GradeResult:
     """Grade `submission` of `task` with the panel and auditor named in `config`.
 
@@ -87,13 +89,16 @@ async def grade_submission(
     an incomplete submission, retried on resume). Orchestration only: every decision is made
     elsewhere: too long and the prompts by `evalcore.grading.plan.plan_submission` (shared with the
     estimate), audit or not, status and scores by the rules of `evalcore.grading.scoring`.
+    `source_index` is the task's source index when the caller built it (a sweep builds one per
+    task, `jobs.sweep.shard_work.SourceIndexes`); else the grounding checks build it.
     """
     if vendors is None:
         from evalcore.vendors.sharding import create_account_vendors
 
         own = create_account_vendors(config.vendors())  # entries on one account: one budget
         try:
-            return await grade_submission(task, submission, config, own, run_id=run_id, audit_mode=audit_mode)
+            return await grade_submission(task, submission, config, own, run_id=run_id, audit_mode=audit_mode,
+                                          source_index=source_index)
         finally:
             for v in own.values():
                 await v.aclose()
@@ -108,7 +113,7 @@ async def grade_submission(
     )
     # too_long and every prompt sent before the answers come back: decided in one place, which
     # the estimate also calls (evalcore.grading.plan), so the bill prices what is sent here
-    plan = plan_submission(task, submission, config)
+    plan = plan_submission(task, submission, config, source_index=source_index)
     if isinstance(plan, TooLong):
         return GradeResult(submission_row(ctx, submission, task, SubmissionScores.too_long(plan.reason), []))
     budget = config.prompt_budget
@@ -129,6 +134,7 @@ async def grade_submission(
             boundary=plan.boundary,
             candidates=plan.candidates,
             detect=plan.detect,
+            source_index=source_index,
         )
     calls = [*panel.calls, *audit.calls]
     scores = score_submission(stage_a, audit)

@@ -32,6 +32,7 @@ from typing import Any
 from evalcore.config.models import TribunalConfig
 from evalcore.grading.audit import detect_prompt, grounding_candidates
 from evalcore.grading.panel import rubric_prompts, too_long_before_rendering, too_long_reason
+from evalcore.grounding import SourceIndex
 from evalcore.prompts import RenderedPrompt, new_boundary
 from evalcore.schema import Criterion, Submission, Task
 
@@ -67,13 +68,15 @@ def plan_submission(
     *,
     grounding: bool = True,
     boundary: str | None = None,
+    source_index: SourceIndex | None = None,
 ) -> GradingPlan | TooLong:
     """Decide too_long for `submission` of `task` under `config` and render what grading sends.
 
     `grounding=False` skips the grounding checks (the estimate's fast mode, to show a bill at
     once): the Stage 1 prompt then lacks the candidates, so it is a lower bound of grading's and
     step 4 of the too_long rule is skipped. Grading always plans with grounding. `boundary` is a
-    fresh random one unless given (a test's fixed fences).
+    fresh random one unless given (a test's fixed fences). `source_index`: the task's source index
+when the caller built it (a sweep, once per task), else the grounding checks build it.
     """
     boundary = boundary or new_boundary()
     budget = config.prompt_budget
@@ -89,7 +92,7 @@ def plan_submission(
         too_long = too_long_reason([detect_prompt(task, submission, [], boundary)], budget.audit_tokens, budget)
         if too_long:
             return TooLong(too_long)
-        candidates = grounding_candidates(task, submission)
+        candidates = grounding_candidates(task, submission, source_index)
     detect = detect_prompt(task, submission, candidates, boundary)
     too_long = too_long_reason([detect], budget.audit_tokens, budget)
     if too_long:

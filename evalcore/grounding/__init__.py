@@ -46,7 +46,7 @@ Modules, from the bottom up (each imports only modules above it):
 `references`   the reference check, `contains_reference`
 `parties`      the party check
 `claims`       the number/date check: which values are claims and what supports them
-`sources`      `index_sources` (tables, sections, dates), `sharing_indexes` (one per task)
+`sources`      `index_sources` (tables, sections, dates)
 `check`        `check`, `relevant_passages`, `as_candidates`
 =============  ==============================================================================
 
@@ -72,7 +72,7 @@ from evalcore.grounding.quotes import (
     contains_text,
 )
 from evalcore.grounding.references import contains_reference
-from evalcore.grounding.sources import index_sources, sharing_indexes
+from evalcore.grounding.sources import index_sources
 from evalcore.grounding.text import keywords, stem
 from evalcore.grounding.values import Value, ValueKind, find_values
 
@@ -100,7 +100,6 @@ __all__ = [
     "normalise_percent",
     "normalise_quote_text",
     "relevant_passages",
-    "sharing_indexes",
     "stem",
     "words_to_number",
 ]

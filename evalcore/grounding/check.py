@@ -162,14 +162,18 @@ def _check_deliverable(name: str, text: str, index: SourceIndex, off: frozenset[
 
 
 def check(
-    sources: Sequence[SourceDocument] | Mapping[str, str], deliverables: Mapping[str, str]
+    sources: Sequence[SourceDocument] | Mapping[str, str],
+    deliverables: Mapping[str, str],
+    index: SourceIndex | None = None,
 ) -> list[GroundingFinding]:
     """Every quote, value and reference in the deliverables that the sources do not support.
 
     `sources` are the task's documents (or a name -> text mapping); `deliverables` maps each
     deliverable's name to its text. Findings are ordered by deliverable name, then position.
+    `index` is the sources' index when the caller has it (a sweep builds one per task and hands
+    it to every shard of the task); else it is built here (`index_sources`).
     """
-    index = index_sources(sources)
+    index = index if index is not None else index_sources(sources)
     off = off_matter(index, deliverables)
     out: list[GroundingFinding] = []
     for name in sorted(deliverables):
@@ -186,15 +190,16 @@ def _with_page(finding: GroundingFinding, index: SourceIndex) -> GroundingFindin
 
 
 def relevant_passages(
-    sources: Sequence[SourceDocument] | Mapping[str, str], claim: str, k: int = 2
+    sources: Sequence[SourceDocument] | Mapping[str, str], claim: str, k: int = 2, index: SourceIndex | None = None
 ) -> list[tuple[str, str]]:
     """The `k` source passages most relevant to a claim: (document name, passage text).
 
     Used by Stage 2 to put each flag next to what the sources say about it. A quotation's closest
     source window ranks first; then passages sharing a normalised value with the claim (same
-    amount, date, percentage); then passages sharing rare keywords (IDF-weighted).
+    amount, date, percentage); then passages sharing rare keywords (IDF-weighted). `index`: as
+    for `check`.
     """
-    index = index_sources(sources)
+    index = index if index is not None else index_sources(sources)
     if not index.passages or k <= 0:
         return []
     scored: dict[int, float] = {}

@@ -17,8 +17,7 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -41,44 +40,15 @@ def _as_pairs(sources: Sequence[SourceDocument] | Mapping[str, str]) -> list[tup
     return [(d.name, d.text) for d in sources]
 
 
-_Key = tuple[tuple[str, str], ...]
-_shared: dict[_Key, SourceIndex] = {}
-
-
 def index_sources(sources: Sequence[SourceDocument] | Mapping[str, str]) -> SourceIndex:
-    """Index a set of texts (source documents, or any name -> text mapping).
+    """Index a set of texts (source documents, or any name -> text mapping), kept in a small
+    per-process cache.
 
-    An index handed in by `sharing_indexes` is used as it is; otherwise it is built (and kept in a
-    small per-process cache)."""
-    key = tuple(_as_pairs(sources))
-    shared = _shared.get(key)
-    return shared if shared is not None else _build_index_cached(key)
-
-
-@contextmanager
-def sharing_indexes(
-    prebuilt: Iterable[tuple[Sequence[SourceDocument] | Mapping[str, str], SourceIndex]],
-) -> Iterator[None]:
-    """Within the block, `index_sources` of each set of sources returns its prebuilt index.
-
-    Why: at real size an index costs 0.15-0.5 s per task to build and its pickle 0.01-0.06 s to
-    load, and a task's submissions (one per system) land in several shards and worker
-    processes. The sweep builds each task's index once and hands it to every shard that grades
-    the task; the per-process cache could not hold them (it would have to keep every task a
-    worker ever saw). On leaving, what was shared before is restored, so blocks nest."""
-    before: dict[_Key, SourceIndex | None] = {}
-    for sources, index in prebuilt:
-        key = tuple(_as_pairs(sources))
-        before.setdefault(key, _shared.get(key))
-        _shared[key] = index
-    try:
-        yield
-    finally:
-        for key, old in before.items():
-            if old is None:
-                _shared.pop(key, None)
-            else:
-                _shared[key] = old
+    A sweep does not rely on the cache: at real size an index costs 0.15-0.5 s per task to build
+    and its pickle 0.01-0.06 s to load, and a task's submissions land in several shards and
+    worker processes, so the sweep builds each task's index once and passes it down as an
+    argument (`grade_submission(..., source_index=...)` → `check(..., index=...)`)."""
+    return _build_index_cached(tuple(_as_pairs(sources)))
 
 
 # --------------------------------------------------------------------------------------------

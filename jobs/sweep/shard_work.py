@@ -29,7 +29,7 @@ from evalcore.benchmark.instructions_only import audit_sources
 from evalcore.config.models import TribunalConfig
 from evalcore.grading.calls import total_cost
 from evalcore.grading.grade import GradeResult, grade_submission
-from evalcore.grounding import SourceIndex, index_sources, sharing_indexes
+from evalcore.grounding import SourceIndex, index_sources
 from evalcore.schema import CallRow, Submission, Task
 from evalcore.storage.store import write_shard
 from jobs.sweep import vendor_pool
@@ -314,12 +314,12 @@ def grade_shard(
         # when it checks its SIGINT handler (a partial holding the task), and a shard's rows
         # took ~0.1 s to repr.
         results.extend(await asyncio.gather(
-            *(grade_submission(tasks[s.task_id], s, config, vendors, run_id=run_id) for s in submissions)
+            *(grade_submission(tasks[s.task_id], s, config, vendors, run_id=run_id, source_index=indexes.get(s.task_id))
+              for s in submissions)
         ))
 
     with frozen_for_gc():
-        with sharing_indexes((audit_sources(tasks[tid]), index) for tid, index in indexes.items()):
-            asyncio.run(run_all())
+        asyncio.run(run_all())
         write_shard(run_uri, name, {
             "submissions": [r.submission for r in results],
             "verdicts": [v for r in results for v in r.verdicts],

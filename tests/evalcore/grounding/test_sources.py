@@ -1,5 +1,5 @@
 """The source index (evalcore/grounding/sources.py): table rows read with their header; an index
-built once and shared (what a sweep ships to its shards) gives the same findings."""
+built once and passed to the checks (what a sweep ships to its shards) gives the same findings."""
 
 from __future__ import annotations
 
@@ -27,40 +27,30 @@ def test_table_row_is_a_passage_read_with_its_header() -> None:
     assert "Availability (%)" in passages[0][1] and "99.41" in passages[0][1] and "99.62" not in passages[0][1]
 
 
-def test_a_shared_index_is_used_as_it_is_inside_the_block_and_forgotten_after_it() -> None:
-    from evalcore.grounding import index_sources, sharing_indexes
-
-    shipped = pickle.loads(pickle.dumps(index_sources(SOURCES)))  # what a sweep's worker receives
-    with sharing_indexes([(SOURCES, shipped)]):
-        assert index_sources(SOURCES) is shipped
-        assert index_sources(SLA_FILE) is not shipped  # other sources are indexed as before
-    assert index_sources(SOURCES) is not shipped
-
-
-def test_nested_sharing_blocks_restore_the_outer_index_on_leaving_the_inner() -> None:
-    from evalcore.grounding import index_sources, sharing_indexes
-
-    outer, inner = (pickle.loads(pickle.dumps(index_sources(SOURCES))) for _ in range(2))
-    with sharing_indexes([(SOURCES, outer)]):
-        with sharing_indexes([(SOURCES, inner)]):
-            assert index_sources(SOURCES) is inner
-        assert index_sources(SOURCES) is outer
-
-
 def test_findings_against_a_shipped_index_equal_findings_against_one_built_in_place() -> None:
+    """What a sweep's shard does: the task's index, built once and pickled to the worker, passed
+    to the grounding checks as an argument, gives the findings an index built in place gives."""
     from evalcore.benchmark.instructions_only import audit_sources
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.grading.audit import grounding_candidates
-    from evalcore.grounding import index_sources, sharing_indexes
+    from evalcore.grounding import index_sources
     from evalcore.submissions.loader import iter_submissions
 
     tasks = {t.id: t for t in load_benchmark(str(SAMPLE)).tasks}
     subs = [s for s in iter_submissions(str(SAMPLE / "submissions"), tasks) if isinstance(s, Submission)]
     built = [grounding_candidates(tasks[s.task_id], s) for s in subs]
     assert any(built)  # the sample's deliverables do have candidates: the comparison is not empty
-    shipped = [(audit_sources(t), pickle.loads(pickle.dumps(index_sources(audit_sources(t))))) for t in tasks.values()]
-    with sharing_indexes(shipped):
-        assert [grounding_candidates(tasks[s.task_id], s) for s in subs] == built
+    shipped = {tid: pickle.loads(pickle.dumps(index_sources(audit_sources(t)))) for tid, t in tasks.items()}
+    assert [grounding_candidates(tasks[s.task_id], s, shipped[s.task_id]) for s in subs] == built
+
+
+def test_a_passed_index_is_the_one_the_checks_read() -> None:
+    """The index is an argument, not looked up: an index of other sources gives their passages."""
+    from evalcore.grounding import index_sources
+
+    other = index_sources(SLA_FILE)
+    passages = relevant_passages(SOURCES, "Availability was 99.41% that month", k=1, index=other)
+    assert passages and passages[0][0] == "Uptime.xlsx"
 
 
 @example("Payment \ufdfa due")  # NFKC turns U+FDFA into four words: one token holding spaces
