@@ -56,7 +56,7 @@ from evalcore.config.models import VendorMode  # noqa: E402
 from evalcore.storage.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, arrow_schema, write_json  # noqa: E402
 from jobs.sweep.peak_memory import peak_rss_mb  # noqa: E402
 
-JUDGES = [("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5")]
+JUDGES = [("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5-5")]
 FAMILIES = ["gpt", "claude", "grok", "other"]
 AREAS = [
     "real-estate", "employment", "litigation", "corporate", "tax",
@@ -183,7 +183,7 @@ def generate(run: Path, n_tasks: int, n_systems: int, n_criteria: int, seed: int
             "system": _strings(systems, g_s[c_g]), "task_id": _strings(tasks, g_t[c_g]),
             "request_hash": pa.array(np.arange(nc, dtype=np.int64) + start * 10_000_000).cast(pa.string()),
             "vendor": _strings(vendors, c_vendor), "family": _strings(["openai", "xai", "anthropic", "openai"], c_vendor),
-            "model": _strings(["gpt-6-sol", "grok-4.7", "claude-opus-5.5", "gpt-6-sol"], c_vendor),
+            "model": _strings(["gpt-6-sol", "grok-4.7", "claude-opus-5-5", "gpt-6-sol"], c_vendor),
             "purpose": _strings(["rubric", "detect", "verify"], c_purpose),
             "criterion_id": pa.concat_arrays([_strings(criteria, r_c), pa.nulls(len(a_g), pa.string())]),
             "outcome": _strings(["ok"], np.zeros(nc, dtype=np.int64)), "error": pa.nulls(nc, pa.string()),

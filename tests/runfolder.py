@@ -25,7 +25,7 @@ from evalcore.grading.scoring import AuditDone, AuditNotRun, score_panel, score_
 from evalcore.schema import FlagRow
 from evalcore.storage.store import BenchmarkRef, ModelRef, RunRecord, TaskRef, write_json, write_shard
 
-JUDGES = (("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5.5"))
+JUDGES = (("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthropic", "anthropic", "claude-opus-5-5"))
 SYSTEMS = ("gpt-strong", "claude-average", "grok-weak", "fluent-hallucinator")
 CATEGORIES = ("contradiction", "fabricated_source", "unsupported_specific")
 CALL_COST = {"openai": 0.002, "xai": 0.003, "anthropic": 0.005, "auditor": 0.01}

@@ -368,3 +368,14 @@ def test_scores_table_flattens_rates_with_their_intervals(built: Any) -> None:
         assert col in table.column_names
     assert table.schema.field("hc_pass_rate").type == pa.float64()
     assert table.column("system").to_pylist() == [r.system for r in lb.systems]
+
+
+def test_the_run_is_itemised_by_vendor_and_purpose_and_the_items_add_up_to_its_cost(built: Any) -> None:
+    _, _, lb = built
+    items = {(c.vendor, c.purpose): c for c in lb.cost_by_purpose}
+    assert {p for _, p in items} == {"rubric", "detect", "verify", "preflight"}
+    assert {v for v, p in items if p in ("detect", "verify")} == {"auditor"}
+    for (vendor, _), c in items.items():
+        assert c.cost_usd == pytest.approx(CALL_COST[vendor] * (c.calls - c.reused_calls))
+    assert sum(c.cost_usd for c in items.values()) == pytest.approx(lb.cost_usd)
+    assert lb.cache_write_usd == sum(c.cache_write_usd for c in lb.cost_by_vendor) == 0.0  # this run wrote no cache
