@@ -67,18 +67,28 @@ def pilot_manifest(lab: Path, task_id: str) -> Path:
     return path
 
 
-def measured(run_uri: str) -> dict[str, float]:
+def measured(run_uri: str, config: TribunalConfig) -> dict[str, float]:
+    """What a run paid (its calls table), and what the same calls cost under the rule before cache
+    writes had their own price (every written token billed as input): the difference the prices
+    that match the bill make, on the very same traffic."""
     import pyarrow.compute as pc
 
-    calls = read_table(run_uri, "calls", ["cost_usd", "input_tokens", "cached_input_tokens", "purpose"])
+    calls = read_table(run_uri, "calls", ["cost_usd", "input_tokens", "cached_input_tokens", "purpose", "vendor",
+                                          "cache_write_tokens", "cache_write_usd"])
     calls = calls.filter(pc.not_equal(calls.column("purpose"), "preflight"))  # online in every mode
     subs = read_table(run_uri, "submissions", ["status"])
     cost = sum(calls.column("cost_usd").to_pylist())
     tokens = sum(calls.column("input_tokens").to_pylist())
     cached = sum(calls.column("cached_input_tokens").to_pylist())
+    written = sum(calls.column("cache_write_tokens").to_pylist())
+    write_usd = sum(calls.column("cache_write_usd").to_pylist())
+    multiplier = {v.name: v.price.cache_write for v in config.vendors()}
+    as_input = sum(usd / multiplier[v] for v, usd in zip(calls.column("vendor").to_pylist(),
+                                                          calls.column("cache_write_usd").to_pylist(), strict=True))
     graded = sum(1 for s in subs.column("status").to_pylist() if s == "complete")
     return {"usd": cost, "input_tokens": tokens, "cached_input_tokens": cached, "calls": calls.num_rows,
-            "graded": graded}
+            "graded": graded, "cache_write_tokens": written, "cache_write_usd": write_usd,
+            "usd_writes_as_input": cost - write_usd + as_input}
 
 
 def main() -> None:
@@ -136,7 +146,7 @@ def main() -> None:
                 pricing = est_cal.pricing
                 run_id = mode.replace(", ", "-").replace(" (", "-").replace(")", "").replace(" ", "-")
                 uri, wall = sweep(str(lab / "submissions"), run_id, run_cfg)
-                m = measured(uri)
+                m = measured(uri, run_cfg)
                 actual_share = m["cached_input_tokens"] / m["input_tokens"]
                 rows.append({
                     "mode": mode,
@@ -144,6 +154,9 @@ def main() -> None:
                     "calls": m["calls"],
                     "usd_total": round(m["usd"], 4),
                     "usd_per_graded_submission": round(m["usd"] / m["graded"], 4),
+                    "usd_per_graded_submission_writes_as_input": round(m["usd_writes_as_input"] / m["graded"], 4),
+                    "cache_write_tokens": m["cache_write_tokens"],
+                    "cache_write_usd": round(m["cache_write_usd"], 4),
                     "cached_input_share": round(actual_share, 4),
                     "input_tokens": m["input_tokens"],
                     "cached_input_tokens": m["cached_input_tokens"],
@@ -162,7 +175,9 @@ def main() -> None:
         r["usd_per_graded_submission_vs_online_warming_off"] = round(
             r["usd_per_graded_submission"] / same_traffic["usd_per_graded_submission"], 4)
     sizes = (gt.model_extra or {}).get("lab", {}).get("sizes", [])
-    keys = ["mode", "usd_per_graded_submission", "usd_per_graded_submission_vs_online_warming_off", "cached_input_share", "usd_total", "estimate_calibrated_usd",
+    keys = ["mode", "usd_per_graded_submission", "usd_per_graded_submission_writes_as_input",
+            "usd_per_graded_submission_vs_online_warming_off", "cached_input_share", "cache_write_usd", "usd_total",
+            "estimate_calibrated_usd",
             "estimate_calibrated_error", "estimate_default_error", "wall_s"]
     print(" | ".join(keys))
     for r in rows:
@@ -178,7 +193,9 @@ def main() -> None:
         "pilot": {"task": first_task, "audited_share": calibrated.audited_share,
                   "verify_share": calibrated.verify_share, "output_tokens": calibrated.per_vendor},
         "rows": rows,
-        "note": "cost and tokens from the runs' calls tables (vendors' usage fields); preflight calls excluded",
+        "note": "cost and tokens from the runs' calls tables (vendors' usage fields); preflight calls excluded; "
+                "*_writes_as_input: the same calls priced with every cache write billed as input (the rule before "
+                "cache writes had their own price)",
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")

@@ -168,7 +168,9 @@ def test_without_warming_a_submissions_criteria_all_miss_the_cache(graded_lab) -
 def test_each_pricing_mode_with_a_price_gets_a_cost_column(graded_lab, monkeypatch) -> None:
     monkeypatch.setitem(PRICINGS, "half", lambda cfg: Price(input=cfg.price.input / 2,
                                                              cached_input=cfg.price.cached_input / 2,
-                                                             output=cfg.price.output / 2))
+                                                             output=cfg.price.output / 2,
+                                                             cache_write=cfg.price.cache_write,
+                                                             cache_write_1h=cfg.price.cache_write_1h))
     est = estimate(graded_lab["tasks"], graded_lab["subs"], graded_lab["cfg"])
     assert est.cost_usd["half"] == pytest.approx(est.cost_usd["online"] / 2)
 
