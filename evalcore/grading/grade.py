@@ -93,15 +93,15 @@ async def grade_submission(
     task, `jobs.sweep.shard_work.SourceIndexes`); else the grounding checks build it.
     """
     if vendors is None:
-        from evalcore.vendors.sharding import create_account_vendors
+        from evalcore.vendors.stack import build_stacks
 
-        own = create_account_vendors(config.vendors())  # entries on one account: one budget
+        stacks = build_stacks(config.vendors(), run_id=run_id)  # the sweep's stack: one budget per account
         try:
-            return await grade_submission(task, submission, config, own, run_id=run_id, audit_mode=audit_mode,
-                                          source_index=source_index)
+            return await grade_submission(task, submission, config, {n: s.vendor for n, s in stacks.items()},
+                                          run_id=run_id, audit_mode=audit_mode, source_index=source_index)
         finally:
-            for v in own.values():
-                await v.aclose()
+            for s in stacks.values():
+                await s.vendor.aclose()
     mode = audit_mode or config.audit.mode
     ctx = GradingContext(
         run_id=run_id,

@@ -22,7 +22,7 @@ from evalcore.schema import Deliverable, Submission, Task
 from evalcore.submissions.loader import complete_deliverables, deliverable_name, read_deliverable
 from evalcore.tables import Block, Cell, Column, TableSpec, emit
 from evalcore.vendors.preflight import require_keys
-from evalcore.vendors.sharding import create_account_vendors
+from evalcore.vendors.stack import build_stacks
 from jobs.sweep.prepare import vendor_mode
 
 
@@ -65,12 +65,15 @@ def grade_one(
 
         assert isinstance(run_cfg, TribunalConfig)
         require_keys(run_cfg.vendors())  # a missing key is a configuration error, not 3 x N abstentions
-        vendors = create_account_vendors(run_cfg.vendors())  # entries on one account: one budget
+        # the sweep's stack (`evalcore.vendors.stack`): entries on one account share one budget,
+        # identical calls in flight share one request; nothing is stored before this grading
+        stacks = build_stacks(run_cfg.vendors(), run_id="grade")
         try:
-            return await grade_submission(task, submission, run_cfg, vendors, audit_mode=audit)
+            return await grade_submission(task, submission, run_cfg, {n: s.vendor for n, s in stacks.items()},
+                                          run_id="grade", audit_mode=audit)
         finally:
-            for v in vendors.values():
-                await v.aclose()
+            for s in stacks.values():
+                await s.vendor.aclose()
 
     with vendor_mode(cfg, mode) as run_cfg:
         return asyncio.run(run(run_cfg))

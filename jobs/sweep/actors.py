@@ -34,14 +34,13 @@ import ray
 from evalcore.config.models import BatchConfig, VendorConfig
 from evalcore.errors import ConfigError, VendorError
 from evalcore.storage.store import stored_calls
-from evalcore.vendors.batch.journal import BatchJournal
 from evalcore.vendors.batch.queue import BatchingVendor
 from evalcore.vendors.budget import RateBudget
 from evalcore.vendors.cost_cap import CapState, CostLedger
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
-from evalcore.vendors.registry import create_batch_api, has_batch_api
 from evalcore.vendors.reuse import ReusingVendor
-from evalcore.vendors.sharding import ShardBudget, create_account_vendors
+from evalcore.vendors.sharding import ShardBudget
+from evalcore.vendors.stack import BatchMode, VendorStack, build_stacks
 from jobs.sweep.metrics import VendorMetrics, tally
 
 
@@ -188,12 +187,17 @@ class VendorActor:
 
     async def _vendor(self, name: str | None = None) -> ReusingVendor:
         # Created lazily inside the actor's event loop: SDK clients are tied to one loop. All the
-        # account's clients are built at once, on one budget (`create_account_vendors`).
+        # account's stacks are built at once, their adapters on one budget (`build_stacks`).
         entry = self._entry(name)
         if entry.vendor is None:
-            inners = create_account_vendors([e.cfg for e in self.entries.values()], self.shards)
+            ledger = RemoteLedger(self.ledger) if self.ledger is not None else None
+            batch = (BatchMode(self.batch, self.stored_run_uris[0], self.run_id, self.detach)
+                     if self.batch is not None else None)
+            stacks = build_stacks([e.cfg for e in self.entries.values()], run_id=self.run_id, shards=self.shards,
+                                  stored=lambda name: stored_calls(self.stored_run_uris, name), ledger=ledger,
+                                  batch=batch)
             for e in self.entries.values():
-                self._build(e, inners[e.cfg.name])
+                self._adopt(e, stacks[e.cfg.name])
             # What exists now lives as long as the actor (modules, clients, budget, the stored
             # calls of earlier runs): out of the cyclic collector's passes from here on, which
             # otherwise re-scanned all of it every full pass while calls stream through.
@@ -202,26 +206,15 @@ class VendorActor:
         assert entry.vendor is not None
         return entry.vendor
 
-    def _build(self, entry: _Entry, inner: Vendor) -> None:
-        entry.adapter = inner
-        budget = getattr(inner, "budget", None)
+    def _adopt(self, entry: _Entry, stack: VendorStack) -> None:
+        """Keep an entry's stack (`evalcore.vendors.stack`), and the account's budget, told of a
+        sibling actor's 429 when the account is spread over N actors."""
+        entry.adapter, entry.batching, entry.vendor = stack.adapter, stack.batching, stack.vendor
+        budget = getattr(stack.adapter, "budget", None)
         if isinstance(budget, RateBudget):
             self.budget = budget
             if isinstance(budget, ShardBudget) and self.siblings:
                 budget.on_account_429 = self._tell_siblings
-        if self.ledger is not None and hasattr(inner, "spend_guard"):  # stored answers never reach it
-            inner.spend_guard = RemoteLedger(self.ledger)
-        if self.batch is not None and self.batch.enabled and has_batch_api(entry.cfg):
-            # the journal is (re)read here: a restarted actor or a re-run polls the same batches
-            journal = BatchJournal.load(self.stored_run_uris[0], entry.cfg.name)
-            entry.batching = BatchingVendor(
-                create_batch_api(entry.cfg), journal, self.batch, online=inner, detach=self.detach,
-                label=self.run_id,
-            )
-            if self.ledger is not None:  # each batch reserves its worst case before it is submitted
-                entry.batching.spend_guard = RemoteLedger(self.ledger)
-            inner = entry.batching
-        entry.vendor = ReusingVendor(inner, stored_calls(self.stored_run_uris, entry.cfg.name), self.run_id)
 
     async def complete_many(
         self, requests: list[JudgeRequest], schema: type[T], entry: str | None = None
