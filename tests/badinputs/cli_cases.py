@@ -176,7 +176,7 @@ NO_KEYS: dict[str, str | None] = {"OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": N
 KEY_MESSAGE = (
     "openai (gpt-6-sol), auditor (gpt-6-sol): no API key: set the environment variable OPENAI_API_KEY; "
     "xai (grok-4.7): no API key: set the environment variable XAI_API_KEY; "
-    "anthropic (claude-opus-5.5): no API key: set the environment variable ANTHROPIC_API_KEY"
+    "anthropic (claude-opus-5-5): no API key: set the environment variable ANTHROPIC_API_KEY"
 )
 SWEEP = ["sweep", str(SAMPLE), "-s", str(SUBMISSIONS), "--run-id", "r1", "--vendors", "offline", "--no-progress"]
 LEASE = SAMPLE / "tasks" / "real-estate" / "lease-abstract"

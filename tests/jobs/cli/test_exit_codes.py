@@ -44,7 +44,7 @@ def test_grade_with_a_missing_key_exits_1_naming_the_variable(monkeypatch) -> No
     monkeypatch.setenv("XAI_API_KEY", "x")
     result = runner.invoke(app, ["grade", str(TASK), "-d", str(ABSTRACT), "--vendors", "real"])
     assert result.exit_code == EXIT_BAD_INPUT
-    assert ("anthropic (claude-opus-5.5): no API key: set the environment variable ANTHROPIC_API_KEY"
+    assert ("anthropic (claude-opus-5-5): no API key: set the environment variable ANTHROPIC_API_KEY"
             in " ".join(result.output.split()))
 
 
@@ -68,7 +68,7 @@ def test_a_missing_api_key_stops_a_sweep_before_ray_starts_and_leaves_no_run_fol
     assert "ray started: False exit: 1" in proc.stdout, proc.stdout + proc.stderr[-2000:]
     err = " ".join(proc.stderr.split())
     assert ("error: openai (gpt-6-sol), auditor (gpt-6-sol): no API key: set the environment variable OPENAI_API_KEY; "
-            "anthropic (claude-opus-5.5): no API key: set the environment variable ANTHROPIC_API_KEY") in err
+            "anthropic (claude-opus-5-5): no API key: set the environment variable ANTHROPIC_API_KEY") in err
     assert not out.exists()
 
 

@@ -485,7 +485,7 @@ def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_n
         anthropic_requests = emus.requests("anthropic")
         sent = {v: [r.schema_name for r in emus.requests(v)] for v in ("openai", "xai", "anthropic")}
     message = str(info.value)
-    assert "anthropic (claude-opus-5.5)" in message and "fatal" in message and "401" in message
+    assert "anthropic (claude-opus-5-5)" in message and "fatal" in message and "401" in message
     assert sentinel not in message and sentinel[:12] not in message
     assert len(anthropic_requests) == 1  # fatal: never retried
     # the first shards were sent before the preflight, waiting on its gate: not one grading call went out
