@@ -275,6 +275,8 @@ class BatchStore:
                 )
                 if d.outcome == Outcome.RESPONDER_ERROR:
                     item.outcome, item.error = "errored", d.message
+                elif d.outcome == Outcome.NOT_FOUND:  # kept: the front end renders the vendor's 404
+                    item.outcome, item.error, item.decision = "errored", d.message, d
                 else:
                     item.outcome, item.decision = "succeeded", d
                     self.billed[item.custom_id] += 1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, SecretStr, field_validator, model_validator
 from pydantic.dataclasses import dataclass
 
 from evalcore.config.models import Price
@@ -51,18 +51,27 @@ class Truncated:
 
 @dataclass(frozen=True)
 class RateLimited:
-    """A 429 / RESOURCE_EXHAUSTED with `retry-after` (seconds, fractional allowed)."""
+    """A 429 / RESOURCE_EXHAUSTED after `retry_after` seconds (OpenAI's `retry-after` header is an
+    integer >= 1, as its OpenAPI document says, with the exact value in `retry-after-ms`).
+
+    `should_retry` (HTTP emulators): send `x-should-retry: true|false` with the error, the header
+    both official SDKs obey over their own rules; None sends none, as on most vendor errors.
+    """
 
     retry_after: float = 1.0
     scope: Literal["requests", "tokens"] = "requests"
+    should_retry: bool | None = None
     kind: Literal["rate_limited"] = "rate_limited"
 
 
 @dataclass(frozen=True)
 class ServerError:
-    """A 5xx (HTTP) or UNAVAILABLE/INTERNAL (gRPC: 502/503/529 -> UNAVAILABLE, else INTERNAL)."""
+    """An error status: 5xx (HTTP) or UNAVAILABLE/INTERNAL (gRPC: 502/503/529 -> UNAVAILABLE, else
+    INTERNAL); a 404 is answered as the vendor's unknown-model error (gRPC NOT_FOUND).
+    `should_retry` as in `RateLimited`."""
 
     status: int = 500
+    should_retry: bool | None = None
     kind: Literal["server_error"] = "server_error"
 
 
@@ -149,6 +158,11 @@ class FaultRates(BaseModel):
     rate_limit_retry_after_s: float = Field(default=1.0, ge=0)
     server_error_statuses: list[int] = Field(default_factory=lambda: [500, 503])
     hang_s: float = Field(default=3600.0, ge=0)
+    should_retry: bool | None = Field(
+        default=None,
+        description="HTTP emulators: send `x-should-retry: true|false` with every injected 429 and 5xx "
+        "(None: no header, as on most vendor errors).",
+    )
 
     @model_validator(mode="after")
     def _at_most_one(self) -> FaultRates:
@@ -233,6 +247,44 @@ class BatchSettings(BaseModel):
         return self.max_enqueued_tokens_by_model.get(model, self.max_enqueued_tokens)
 
 
+class ReasoningTokens(BaseModel):
+    """How many reasoning (thinking) tokens a call spends at one effort: lognormal, median `median`,
+    shape `sigma` (0: always the median), never above `cap`.
+
+    Why a distribution: a reasoning model's hidden tokens vary from call to call, and the vendors
+    count them inside the output cap (OpenAI `max_output_tokens`, Anthropic `max_tokens`), so a cap
+    a call usually fits is sometimes too small. A fixed count would never show that rate. Each
+    call's count is drawn from a generator seeded by the emulator's seed and the request's model,
+    effort and prompt, so the same request always reasons alike (a test's figures are reproducible
+    and a retry with the same cap stops again; only a larger cap helps), whatever the order or
+    concurrency of the calls.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    median: int = Field(ge=0, description="The median count (0: never reasons).")
+    sigma: float = Field(default=0.6, ge=0, le=3, description="Lognormal shape: the spread between calls.")
+    cap: int = Field(default=100_000, gt=0, description="The most one call ever reasons.")
+
+
+def _default_reasoning() -> dict[str, ReasoningTokens]:
+    """Medians are the counts the emulators billed per effort before they were distributions (the
+    estimates calibrated on emulated runs keep their mean within 20 %: e^(0.6^2/2) = 1.2); sigma 0.6
+    puts 80 % of calls within 0.46x-2.2x the median, the spread reasoning models show on one kind of
+    task. Not measured at the vendors: it makes the default judge (medium effort, 2,048-token cap,
+    a ~150-token answer) stop at its cap on about 1.5 % of calls, so the truncation path is
+    exercised in every emulated run; set your own from a real run's `reasoning_tokens`."""
+    return {
+        "none": ReasoningTokens(median=0),
+        "minimal": ReasoningTokens(median=0),
+        "low": ReasoningTokens(median=128),
+        "medium": ReasoningTokens(median=512),
+        "high": ReasoningTokens(median=2048),
+        "xhigh": ReasoningTokens(median=4096),
+        "max": ReasoningTokens(median=8192),
+    }
+
+
 class EmulatorConfig(BaseModel):
     """Everything that shapes one emulator's behaviour (the responder is passed separately)."""
 
@@ -264,16 +316,25 @@ class EmulatorConfig(BaseModel):
         description="Prefix hashes kept (LRU; expired ones are dropped first). One per 128 tokens of a "
         "cached prompt: the real services keep far more than a sweep ever writes within a TTL.",
     )
-    reasoning_tokens: dict[str, int] = Field(
-        default_factory=lambda: {
-            "none": 0,
-            "minimal": 0,
-            "low": 128,
-            "medium": 512,
-            "high": 2048,
-            "xhigh": 4096,
-        },
-        description="Reasoning tokens billed per reasoning effort (added to output tokens).",
+    reasoning_tokens: dict[str, ReasoningTokens] = Field(
+        default_factory=_default_reasoning,
+        description="Per reasoning effort, the distribution of a call's reasoning tokens (`ReasoningTokens`; "
+        "a plain integer is a fixed count). They are output tokens, counted inside the output cap by "
+        "OpenAI (`max_output_tokens`) and Anthropic (`max_tokens`, with thinking on), not by xAI's emulator "
+        "(its `max_tokens` is not documented to include them).",
+    )
+    refuse_unknown_models: bool = Field(
+        default=False,
+        description="Answer a model id neither in the installed SDK's own model list nor in `accept_models` "
+        "as the vendor does (OpenAI 404 model_not_found, Anthropic 404 not_found_error, xAI NOT_FOUND). "
+        "Off for a bare configuration (tests of the SDKs use made-up ids); on in every configuration "
+        "`evalcore.emulators.serve.emulator_config_from` builds (`tribunal emulate`, "
+        "`tribunal sweep --vendors emulated`, the demo).",
+    )
+    accept_models: list[str] = Field(
+        default_factory=list,
+        description="Model ids served beyond the installed SDK's list (a model newer than the SDK, a "
+        "test's own id). `emulator_config_from` adds the default configuration's `known_newer_models`.",
     )
     max_recorded: int | None = Field(
         default=None,
@@ -286,3 +347,11 @@ class EmulatorConfig(BaseModel):
         default_factory=lambda: Price(input=3.0, cached_input=0.75, output=15.0),
         description="Used for xAI's cost_in_usd_ticks (1 tick = 1e-10 USD).",
     )
+
+    @field_validator("reasoning_tokens", mode="before")
+    @classmethod
+    def _fixed_counts(cls, value: Any) -> Any:
+        """A plain count per effort (the older form) is a distribution that always draws it."""
+        if isinstance(value, dict):
+            return {k: {"median": v, "sigma": 0.0} if isinstance(v, int) else v for k, v in value.items()}
+        return value

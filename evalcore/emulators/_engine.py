@@ -12,6 +12,7 @@ must reflect exactly (each request counted once, by how it was answered, and ope
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
 import math
@@ -20,7 +21,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -41,6 +42,7 @@ from evalcore.emulators._config import (
     UniformLatency,
 )
 from evalcore.emulators._limits import Clock, RateLimiter, RateSnapshot
+from evalcore.emulators._models import ModelCatalog
 from evalcore.emulators.responders import Answer, EmulatedRequest, OfflineResponder, Responder
 from evalcore.vendors.prompt_cache import CachePlan, PrefixCache
 
@@ -57,6 +59,7 @@ class Outcome(StrEnum):
     AUTH_ERROR = "auth_error"
     BROKEN_BODY = "broken_body"
     BAD_REQUEST = "bad_request"
+    NOT_FOUND = "not_found"
     RESPONDER_ERROR = "responder_error"
     PENDING = "pending"
 
@@ -117,6 +120,7 @@ class EmulatorStats(BaseModel):
     auth_errors: int = 0
     broken_bodies: int = 0
     bad_requests: int = 0
+    not_found: int = Field(default=0, description="Requests for a model the emulator does not serve (404).")
     responder_errors: int = 0
     input_tokens: int = 0
     cached_tokens: int = 0
@@ -136,6 +140,7 @@ _STAT_FOR: dict[Outcome, str] = {
     Outcome.AUTH_ERROR: "auth_errors",
     Outcome.BROKEN_BODY: "broken_bodies",
     Outcome.BAD_REQUEST: "bad_requests",
+    Outcome.NOT_FOUND: "not_found",
     Outcome.RESPONDER_ERROR: "responder_errors",
 }
 
@@ -155,6 +160,7 @@ class Decision:
     scope: str = "requests"
     status: int = 200
     message: str = ""
+    should_retry: bool | None = None  # x-should-retry on an HTTP error (None: no header)
 
     @property
     def request_id(self) -> str:
@@ -186,6 +192,7 @@ class Engine:
         self.requests: list[RecordedRequest] = []
         self.stats = EmulatorStats()
         self.limiter = RateLimiter(config.limits, limits_clock)
+        self.models = ModelCatalog(vendor, config)
         self.cache = PrefixCache(
             block_tokens=config.cache_block_tokens,
             min_tokens=config.cache_min_tokens,
@@ -240,8 +247,11 @@ class Engine:
         f = self.config.faults
         u = self._fault_rng.random()
         for rate, make in (
-            (f.rate_limit, lambda: RateLimited(retry_after=f.rate_limit_retry_after_s)),
-            (f.server_error, lambda: ServerError(self._fault_rng.choice(f.server_error_statuses))),
+            (f.rate_limit, lambda: RateLimited(retry_after=f.rate_limit_retry_after_s, should_retry=f.should_retry)),
+            (
+                f.server_error,
+                lambda: ServerError(self._fault_rng.choice(f.server_error_statuses), should_retry=f.should_retry),
+            ),
             (f.malformed, lambda: Malformed()),
             (f.truncated, lambda: Truncated()),
             (f.hang, lambda: Hang(f.hang_s)),
@@ -376,6 +386,9 @@ class Engine:
                 Decision(Outcome.AUTH_ERROR, rec, self.limiter.snapshot(), status=401, message=msg)
             )
 
+        if not self.models.serves(req.model):  # before the limits: the vendor resolves the model first
+            return self._finish(self.not_found(req, rec))
+
         input_tokens = self.tokens(req.system + req.user)  # never above RenderedPrompt.estimated_tokens
         admission = self.limiter.admit(input_tokens)
         if not admission.admitted:
@@ -410,9 +423,14 @@ class Engine:
                     scope=behaviour.scope,
                     status=429,
                     message=f"Rate limit reached for {behaviour.scope} per minute on {req.model}",
+                    should_retry=behaviour.should_retry,
                 )
             )
         if isinstance(behaviour, ServerError):
+            if behaviour.status == 404:  # scripted: the vendor's unknown-model answer
+                return self._finish(
+                    replace(self.not_found(req, rec), should_retry=behaviour.should_retry, outcome=Outcome.SERVER_ERROR)
+                )
             return self._finish(
                 Decision(
                     Outcome.SERVER_ERROR,
@@ -420,6 +438,7 @@ class Engine:
                     self.limiter.snapshot(),
                     status=behaviour.status,
                     message="The server had an error while processing your request.",
+                    should_retry=behaviour.should_retry,
                 )
             )
         if isinstance(behaviour, BrokenBody):
@@ -429,6 +448,28 @@ class Engine:
         # request that wrote it has started answering (simultaneous requests all miss).
         plan = self.cache.lookup(req.model, req.system, req.user, cache_breakpoints)
         return await self._reply(req, rec, behaviour, plan)
+
+    def not_found(self, req: EmulatedRequest, rec: RecordedRequest) -> Decision:
+        """The answer to a request for a model this emulator does not serve (404 / NOT_FOUND); each
+        front end renders it in its vendor's words."""
+        return Decision(Outcome.NOT_FOUND, rec, self.limiter.snapshot(), status=404,
+                        message=f"model {req.model!r} is not served")
+
+    def reasoning_tokens(self, req: EmulatedRequest) -> int:
+        """The reasoning tokens `req` spends: drawn from its effort's distribution
+        (`EmulatorConfig.reasoning_tokens`) by a generator seeded with the emulator's seed and the
+        request's model, effort and prompt (the same request always reasons alike), within the
+        distribution's cap and the request's own thinking budget."""
+        dist = self.config.reasoning_tokens.get(req.reasoning_effort or "")
+        if dist is None or dist.median == 0:
+            return 0
+        drawn = dist.median
+        if dist.sigma > 0:
+            key = "\0".join((str(self.config.seed), req.model, req.reasoning_effort or "", req.system, req.user))
+            seed = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "big")
+            drawn = round(random.Random(seed).lognormvariate(math.log(dist.median), dist.sigma))
+        drawn = min(drawn, dist.cap)
+        return drawn if req.reasoning_budget is None else min(drawn, req.reasoning_budget)
 
     async def answer_batched(
         self,
@@ -448,6 +489,8 @@ class Engine:
         rec = self._record("POST", path, req.headers, body, req)
         self._remember(rec)
         self.stats.requests += 1
+        if not self.models.serves(req.model):
+            return self._finish(self.not_found(req, rec))
         plan = self.cache.lookup(req.model, req.system, req.user, cache_breakpoints)
         return await self._reply(req, rec, Reply(latency=0.0), plan, batched=True)
 
@@ -497,12 +540,20 @@ class Engine:
                 finish = behaviour.finish
         content = answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
 
+        # Reasoning comes first and, where the vendor counts it inside the output cap, leaves only
+        # the rest of the cap for the answer: a call that reasons past its cap ends with no answer.
+        reasoning = self.reasoning_tokens(req)
+        cap = req.max_output_tokens
+        answer_cap = None if cap is None else cap - (reasoning if req.reasoning_in_cap else 0)
         if isinstance(behaviour, Truncated):
             content = content[: max(len(content) // 2, 0)] if len(content) > 1 else ""
             finish, outcome = "length", Outcome.TRUNCATED
-        elif req.max_output_tokens is not None and self.tokens(content) > req.max_output_tokens:
-            # Realistic: an answer longer than the client's max tokens is cut at that limit.
-            content = content[: int(req.max_output_tokens * self.config.chars_per_token)]
+        elif cap is not None and answer_cap is not None and answer_cap <= 0:
+            reasoning, content = cap, ""
+            finish, outcome = "length", Outcome.TRUNCATED
+        elif answer_cap is not None and self.tokens(content) > answer_cap:
+            # Realistic: an answer longer than what the cap leaves it is cut at that limit.
+            content = content[: int(answer_cap * self.config.chars_per_token)]
             finish, outcome = "length", Outcome.TRUNCATED
         elif finish == "length" and outcome == Outcome.OK:
             outcome = Outcome.TRUNCATED
@@ -510,7 +561,6 @@ class Engine:
         await self._wait(latency)
 
         cached, written = plan.hit_tokens, self.cache.store(plan)
-        reasoning = self.config.reasoning_tokens.get(req.reasoning_effort or "", 0)
         usage = UsageCounts(
             input_tokens=input_tokens,
             cached_tokens=min(cached, input_tokens),

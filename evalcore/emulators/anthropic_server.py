@@ -36,6 +36,9 @@ _ALPHABET = string.ascii_letters + string.digits
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
     429: "rate_limit_error",
     500: "api_error",
     504: "timeout_error",
@@ -73,10 +76,32 @@ def _rate_headers(rate: RateSnapshot) -> dict[str, str]:
     return out
 
 
-def _error(status: int, message: str, request_id: str, headers: dict[str, str]) -> web.Response:
+def error_body(status: int, message: str, request_id: str) -> dict[str, Any]:
+    """Anthropic's error body for `status` (also an errored batch result's `error`)."""
     type_ = _ERROR_TYPES.get(status, "api_error")
-    body = {"type": "error", "error": {"type": type_, "message": message}, "request_id": request_id}
-    return web.json_response(body, status=status, headers=headers)
+    return {"type": "error", "error": {"type": type_, "message": message}, "request_id": request_id}
+
+
+def _error(status: int, message: str, request_id: str, headers: dict[str, str]) -> web.Response:
+    return web.json_response(error_body(status, message, request_id), status=status, headers=headers)
+
+
+def not_found_message(model: str) -> str:
+    """What Anthropic says of a model it does not serve (HTTP 404, `not_found_error`)."""
+    return f"model: {model}"
+
+
+def _thinking(body: dict[str, Any]) -> tuple[bool, int | None]:
+    """(thinking on, its budget_tokens): `{"type": "enabled", "budget_tokens": N}` or `{"type": "adaptive"}`."""
+    thinking = body.get("thinking")
+    if not isinstance(thinking, dict) or thinking.get("type") not in ("enabled", "adaptive"):
+        return False, None
+    budget = thinking.get("budget_tokens")
+    return True, budget if isinstance(budget, int) and thinking["type"] == "enabled" else None
+
+
+DEFAULT_EFFORT = "high"
+"""Anthropic's effort when a request with thinking on does not set `output_config.effort`."""
 
 
 def _cache_breakpoints(body: dict[str, Any]) -> list[int]:
@@ -286,9 +311,11 @@ class AnthropicEmulator(HttpEmulator):
             if item.outcome == "succeeded" and item.decision is not None:
                 result = {"type": "succeeded",
                           "message": self._render(item.decision, item.request, _forced_tool(item.body))}
+            elif item.outcome == "errored" and item.decision is not None and item.decision.status == 404:
+                result = {"type": "errored",
+                          "error": error_body(404, not_found_message(item.request.model), _anthropic_id("req_"))}
             elif item.outcome == "errored":
-                result = {"type": "errored", "error": {"type": "error", "request_id": _anthropic_id("req_"),
-                                                       "error": {"type": "api_error", "message": item.error}}}
+                result = {"type": "errored", "error": error_body(500, item.error, _anthropic_id("req_"))}
             else:
                 result = {"type": item.outcome or "expired"}
             lines.append(json.dumps({"custom_id": item.custom_id, "result": result}))
@@ -337,6 +364,7 @@ class AnthropicEmulator(HttpEmulator):
         if schema is not None and isinstance(schema.get("title"), str):
             name = schema["title"]
         effort = output_config.get("effort")
+        thinking, budget = _thinking(body)
         max_tokens = body.get("max_tokens")
         return EmulatedRequest(
             vendor="anthropic",
@@ -348,7 +376,10 @@ class AnthropicEmulator(HttpEmulator):
             user=join(user),
             json_schema=schema,
             schema_name=name,
-            reasoning_effort=effort if isinstance(effort, str) else None,
+            # Claude reasons (and bills thinking tokens inside max_tokens) only with thinking on;
+            # `effort` then sets how much (without thinking it shapes the answer, not hidden tokens).
+            reasoning_effort=(effort if isinstance(effort, str) else DEFAULT_EFFORT) if thinking else None,
+            reasoning_budget=budget,
             max_output_tokens=max_tokens if isinstance(max_tokens, int) else None,
             headers=headers,
         )
@@ -379,6 +410,10 @@ class AnthropicEmulator(HttpEmulator):
             cache_breakpoints=_cache_breakpoints(body),
         )
         out = {"request-id": d.request_id, **_rate_headers(d.rate)}
+        if d.should_retry is not None:
+            out["x-should-retry"] = "true" if d.should_retry else "false"
+        if d.status == 404:
+            return _error(404, not_found_message(req.model), d.request_id, out)
         if d.outcome == Outcome.AUTH_ERROR:
             return _error(401, d.message, d.request_id, out)
         if d.outcome == Outcome.RATE_LIMITED:
@@ -408,6 +443,10 @@ class AnthropicEmulator(HttpEmulator):
         else:
             content = [{"type": "text", "text": d.content, "citations": None}]
             stop = "max_tokens" if d.finish == "length" else "end_turn"
+        if d.finish == "length" and not d.content:  # it thought up to max_tokens: no answer block
+            content = []
+        if u.reasoning_tokens:  # thinking comes first, signed (its text is not emulated)
+            content.insert(0, {"type": "thinking", "thinking": "", "signature": _anthropic_id("sig_")})
         return {
             "id": _anthropic_id("msg_"),
             "type": "message",

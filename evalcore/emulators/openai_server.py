@@ -23,6 +23,7 @@ The batch queue limit (`BatchSettings.max_enqueued_tokens`, per model) is enforc
 from __future__ import annotations
 
 import json
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -35,7 +36,7 @@ from evalcore.emulators._batches import BatchItem, EmulatedBatch
 from evalcore.emulators._config import EmulatorConfig
 from evalcore.emulators._engine import Decision, Outcome
 from evalcore.emulators._http import BROKEN_BODY, HttpEmulator, bearer_key, join, read_json, text_of
-from evalcore.emulators._limits import Clock, RateSnapshot, openai_duration, seconds_text
+from evalcore.emulators._limits import Clock, RateSnapshot, openai_duration
 from evalcore.emulators._retention import keep
 from evalcore.emulators.responders import EmulatedRequest, Responder
 
@@ -103,9 +104,27 @@ def _rate_headers(rate: RateSnapshot) -> dict[str, str]:
     }
 
 
-def _error(status: int, message: str, type_: str, code: str | None, headers: dict[str, str]) -> web.Response:
-    body = {"error": {"message": message, "type": type_, "param": None, "code": code}}
+def _error(
+    status: int, message: str, type_: str, code: str | None, headers: dict[str, str], param: str | None = None
+) -> web.Response:
+    body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
     return web.json_response(body, status=status, headers=headers)
+
+
+def model_not_found(model: str) -> dict[str, Any]:
+    """OpenAI's error object for a model it does not serve (HTTP 404; also a batch error line's body)."""
+    return {
+        "message": f"The model `{model}` does not exist or you do not have access to it.",
+        "type": "invalid_request_error",
+        "param": "model",
+        "code": "model_not_found",
+    }
+
+
+def retry_after_header(seconds: float) -> str:
+    """`retry-after` as OpenAI's OpenAPI document types it: whole seconds, at least 1 (rounded up, so
+    waiting that long always suffices; the exact wait is in `retry-after-ms`)."""
+    return str(max(math.ceil(seconds - 1e-9), 1))
 
 
 def _json_schema(fmt: Any) -> tuple[dict[str, Any] | None, str | None]:
@@ -275,6 +294,10 @@ class OpenAIEmulator(HttpEmulator):
             req, method=request.method, path=request.path, body=body, presented_key=bearer_key(request)
         )
         out = {"x-request-id": d.request_id, **_rate_headers(d.rate)}
+        if d.should_retry is not None:
+            out["x-should-retry"] = "true" if d.should_retry else "false"
+        if d.status == 404:
+            return web.json_response({"error": model_not_found(req.model)}, status=404, headers=out)
         if d.outcome == Outcome.AUTH_ERROR:
             return _error(
                 401,
@@ -284,7 +307,7 @@ class OpenAIEmulator(HttpEmulator):
                 out,
             )
         if d.outcome == Outcome.RATE_LIMITED:
-            out["retry-after"] = seconds_text(d.retry_after_s)
+            out["retry-after"] = retry_after_header(d.retry_after_s)
             out["retry-after-ms"] = str(max(round(d.retry_after_s * 1000), 0))
             return _error(429, d.message + ". Please try again later.", d.scope, "rate_limit_exceeded", out)
         if d.outcome in (Outcome.SERVER_ERROR, Outcome.RESPONDER_ERROR):
@@ -536,6 +559,11 @@ class OpenAIEmulator(HttpEmulator):
                 line["response"] = {"status_code": 200, "request_id": d.request_id, "body": payload}
                 line["error"] = None
                 out.append(json.dumps(line))
+            elif item.outcome == "errored" and d is not None and d.outcome == Outcome.NOT_FOUND:
+                line["response"] = {"status_code": 404, "request_id": d.request_id,
+                                    "body": {"error": model_not_found(item.request.model)}}
+                line["error"] = None
+                err.append(json.dumps(line))
             elif item.outcome == "errored":
                 line["response"] = {"status_code": 500, "request_id": self.engine.new_id(),
                                     "body": {"error": {"message": item.error, "type": "server_error",
@@ -643,15 +671,16 @@ class OpenAIEmulator(HttpEmulator):
         output: list[dict[str, Any]] = []
         if u.reasoning_tokens:
             output.append({"type": "reasoning", "id": "rs_" + secrets.token_hex(16), "summary": []})
-        output.append(
-            {
-                "type": "message",
-                "id": "msg_" + secrets.token_hex(16),
-                "status": "incomplete" if incomplete else "completed",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": d.content, "annotations": [], "logprobs": []}],
-            }
-        )
+        if d.content or not incomplete:  # a call that reasoned up to its cap has no message
+            output.append(
+                {
+                    "type": "message",
+                    "id": "msg_" + secrets.token_hex(16),
+                    "status": "incomplete" if incomplete else "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": d.content, "annotations": [], "logprobs": []}],
+                }
+            )
         text = body.get("text") if isinstance(body.get("text"), dict) else {"format": {"type": "text"}}
         return {
             "id": "resp_" + secrets.token_hex(24),

@@ -38,7 +38,17 @@ class EmulatedRequest(BaseModel):
     schema_name: str | None = Field(
         default=None, description="openai: json_schema name; else the schema title."
     )
-    reasoning_effort: str | None = None
+    reasoning_effort: str | None = Field(
+        default=None, description="The effort whose distribution the reasoning tokens are drawn from (None: none)."
+    )
+    reasoning_budget: int | None = Field(
+        default=None, description="The most the request lets the model reason (Anthropic's thinking budget_tokens)."
+    )
+    reasoning_in_cap: bool = Field(
+        default=True,
+        description="Reasoning tokens count inside `max_output_tokens`, as OpenAI's `max_output_tokens` and "
+        "Anthropic's `max_tokens` count them; False for xAI (not documented).",
+    )
     max_output_tokens: int | None = None
     headers: dict[str, str] = Field(default_factory=dict, repr=False)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,6 +38,7 @@ from evalcore.emulators._config import (
     LognormalLatency,
     ServerLimits,
 )
+from evalcore.emulators._models import default_newer_models
 from evalcore.emulators._set import VENDORS, EmulatorSet
 from evalcore.emulators.responders import Responder
 from evalcore.errors import ConfigError
@@ -106,7 +107,7 @@ def point_at_emulators(
 
 
 def emulator_config_from(
-    options: EmulationOptions | None = None, *, api_key: str | None = None
+    options: EmulationOptions | None = None, *, api_key: str | None = None, accept_models: Iterable[str] = ()
 ) -> dict[str, EmulatorConfig]:
     """Each emulator's configuration for `options`: the one builder behind `tribunal emulate` and
     `tribunal sweep --vendors emulated`.
@@ -118,7 +119,11 @@ def emulator_config_from(
     those knobs. Either way each emulator enforces the limits as its vendor does
     (`evalcore.vendors.budget.VENDOR_BURST_S`: OpenAI in one-second slices of the per-minute limit,
     Anthropic and xAI over the whole minute), the bucket the sweep's budget models, unless the file
-    sets `limits.burst_s` itself. `api_key`, if given, must be presented (401 otherwise).
+    sets `limits.burst_s` itself; and it answers a model id it does not serve with the vendor's 404
+    (`refuse_unknown_models`, unless the file turns it off), serving the SDKs' model lists, the
+    default configuration's `known_newer_models`, the file's `accept_models` and `accept_models`
+    (a run's own configuration's `known_newer_models`, say).
+    `api_key`, if given, must be presented (401 otherwise).
     """
     opts = options or EmulationOptions()
     if opts.file is not None:
@@ -140,7 +145,17 @@ def emulator_config_from(
         )
     if api_key:
         base = base.model_copy(update={"api_key": SecretStr(api_key)})
-    return {vendor: _with_vendor_bucket(base, vendor) for vendor in VENDORS}
+    served = _serving_known_models(base, accept_models)
+    return {vendor: _with_vendor_bucket(served, vendor) for vendor in VENDORS}
+
+
+def _serving_known_models(config: EmulatorConfig, extra: Iterable[str] = ()) -> EmulatorConfig:
+    """`config` answering an unknown model id as the vendor does (unless it says otherwise) and
+    serving, besides the SDKs' lists and its own `accept_models`, the default configuration's
+    `known_newer_models` (ids the vendor serves that the installed SDK does not list yet)."""
+    accepted = list(dict.fromkeys([*config.accept_models, *default_newer_models(), *extra]))
+    refuse = config.refuse_unknown_models if "refuse_unknown_models" in config.model_fields_set else True
+    return config.model_copy(update={"refuse_unknown_models": refuse, "accept_models": accepted})
 
 
 def _with_vendor_bucket(config: EmulatorConfig, vendor: str) -> EmulatorConfig:

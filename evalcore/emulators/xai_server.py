@@ -48,6 +48,12 @@ def _rate_metadata(rate: RateSnapshot) -> list[tuple[str, str]]:
     ]
 
 
+def not_found_message(model: str) -> str:
+    """What the emulator says with NOT_FOUND for a model xAI does not serve (xAI's REST API words
+    it so; its gRPC detail text could not be checked offline: clients should read the status code)."""
+    return f"The model {model} does not exist or your team does not have access to it."
+
+
 def retention_settings(request: chat_pb2.GetCompletionsRequest) -> dict[str, Any]:
     """What decides what xAI keeps of one request: `store_messages` (a proto bool: unset = false)."""
     return {"store_messages": request.store_messages}
@@ -81,6 +87,7 @@ def _parse(request: chat_pb2.GetCompletionsRequest, headers: dict[str, str]) -> 
         json_schema=schema,
         schema_name=schema.get("title") if schema and isinstance(schema.get("title"), str) else None,
         reasoning_effort=effort,
+        reasoning_in_cap=False,  # xAI does not document reasoning inside max_tokens: billed beside it
         max_output_tokens=request.max_tokens if request.HasField("max_tokens") else None,
         headers=headers,
     )
@@ -145,6 +152,8 @@ class _ChatServicer(chat_pb2_grpc.ChatServicer):
         entry = self.log.add("chat.GetCompletion", settings, body, model=req.model)
         d = await self.engine.handle(req, method="POST", path=_METHOD, body=body, presented_key=key or None)
         trailing = [("x-request-id", d.request_id), *_rate_metadata(d.rate)]
+        if d.status == 404:
+            await context.abort(grpc.StatusCode.NOT_FOUND, not_found_message(req.model), tuple(trailing))
         if d.outcome == Outcome.AUTH_ERROR:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, f"Invalid or missing API key ({d.message}).")
         if d.outcome == Outcome.RATE_LIMITED:
@@ -337,9 +346,12 @@ class _BatchServicer(batch_pb2_grpc.BatchMgmtServicer):
                 ))
             else:
                 code = _GRPC_ERROR.get(item.outcome or "errored", grpc.StatusCode.INTERNAL)
+                message = item.error
+                if item.decision is not None and item.decision.status == 404:
+                    code, message = grpc.StatusCode.NOT_FOUND, not_found_message(item.request.model)
                 results.append(batch_pb2.BatchResult(
                     batch_request_id=item.custom_id,
-                    error=status_pb2.Status(code=code.value[0], message=item.error),
+                    error=status_pb2.Status(code=code.value[0], message=message),
                 ))
         token = str(start + limit) if start + limit < len(done) else ""
         return batch_pb2.ListBatchResultsResponse(results=results, pagination_token=token)

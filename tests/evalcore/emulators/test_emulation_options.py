@@ -32,7 +32,7 @@ async def _openai_refused(client: openai.AsyncOpenAI, n: int) -> int:
     refused = 0
     for _ in range(n):
         try:
-            await client.responses.create(model="m", input="hi")
+            await client.responses.create(model="gpt-6-sol", input="hi")
         except openai.RateLimitError:
             refused += 1
     return refused
@@ -57,6 +57,6 @@ async def test_emulate_config_lets_anthropic_burst_the_whole_minute() -> None:
         async with anthropic.AsyncAnthropic(api_key="k", base_url=emu.base_url, max_retries=0) as client:
             for _ in range(BURST):  # the same burst: within the minute's bucket of 60
                 await client.messages.create(
-                    model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
+                    model="claude-opus-5-5", max_tokens=16, messages=[{"role": "user", "content": "hi"}]
                 )
     assert emu.stats.limit_rejections == 0 and emu.stats.ok == BURST

@@ -85,7 +85,7 @@ async def parse(c: AsyncOpenAI, user: str = "Grade the memo.", **kw: object):
 
 
 async def test_responses_parse_returns_the_model_usage_ids_and_rate_headers() -> None:
-    async with emulator() as emu:
+    async with emulator(reasoning_tokens={"medium": 512}) as emu:  # a fixed count: usage checked exactly
         c = client(emu)
         raw = await c.responses.with_raw_response.parse(
             model="gpt-test",
@@ -167,7 +167,8 @@ async def test_scripted_429_carries_retry_after_and_rate_headers_then_next_call_
         with pytest.raises(openai.RateLimitError) as err:
             await parse(c)
         h = err.value.response.headers
-        assert h["retry-after"] == "0.05" and h["retry-after-ms"] == "50"
+        # whole seconds, at least 1, as the OpenAPI document types Retry-After; the exact wait in ms
+        assert h["retry-after"] == "1" and h["retry-after-ms"] == "50"
         for name in ("limit", "remaining", "reset"):
             assert f"x-ratelimit-{name}-requests" in h and f"x-ratelimit-{name}-tokens" in h
         assert err.value.code == "rate_limit_exceeded" and err.value.type == "requests"

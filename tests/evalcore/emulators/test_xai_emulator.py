@@ -69,7 +69,7 @@ async def parse(c: xai_sdk.AsyncClient, prompt: str = "Grade the memo.", **kw: o
 
 async def test_parse_returns_the_model_usage_cost_and_assistant_output() -> None:
     price = Price(input=3.0, cached_input=0.75, output=15.0)
-    async with emulator(api_key=KEY, price=price) as emu:
+    async with emulator(api_key=KEY, price=price, reasoning_tokens={"high": 2048}) as emu:  # a fixed count
         resp, obj = await parse(client(emu), reasoning_effort="high")
     assert obj == Verdict.model_validate(ANSWER)
     assert resp.finish_reason == "REASON_STOP" and resp.id == emu.requests[0].request_id
