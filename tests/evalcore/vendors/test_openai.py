@@ -20,18 +20,19 @@ class TestOpenAI(VendorContract):
     key_env = "TRIBUNAL_TEST_OPENAI_KEY"
 
     async def test_responses_api_gets_strict_schema_effort_and_max_output_tokens(self, emu: Any) -> None:
-        vendor = create_vendor(self.config(emu, reasoning_effort="high"))
+        # low: its reasoning fits the 400-token cap (high's would not, and OpenAI counts it inside the cap)
+        vendor = create_vendor(self.config(emu, reasoning_effort="low"))
         reply = await vendor.complete(judge_request(), RubricAnswer)
         await vendor.aclose()
         (rec,) = emu.requests
         assert rec.path == "/v1/responses"
         fmt = rec.body["text"]["format"]
         assert (fmt["type"], fmt["strict"], fmt["name"]) == ("json_schema", True, "RubricAnswer")
-        assert rec.body["reasoning"] == {"effort": "high"}
+        assert rec.body["reasoning"] == {"effort": "low"}
         assert rec.body["max_output_tokens"] == 400
         assert rec.body["instructions"] == "You are a grader. Answer with JSON."
         assert rec.headers.get("x-stainless-retry-count") == "0"
-        assert reply.usage.reasoning_tokens > 0  # the emulator bills reasoning for effort=high
+        assert reply.usage.reasoning_tokens > 0  # the emulator bills reasoning for effort=low
 
     async def test_no_reasoning_field_is_sent_when_effort_is_not_configured(self, emu: Any) -> None:
         vendor = create_vendor(self.config(emu))
