@@ -58,18 +58,18 @@ def estimate(
     import json
 
     from evalcore.benchmark.loader import load_benchmark
-    from evalcore.config.load import load_config
+    from evalcore.config.models import VendorMode
     from evalcore.grading.estimate import OutputModel
     from evalcore.grading.estimate import estimate as build_estimate
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
-    from jobs.sweep.prepare import with_batch
+    from jobs.sweep.prepare import run_config
 
     use_endpoint(endpoint_url)
     fmt = output_format(fmt, json_out)
     console = Console(stderr=True)
     try:
-        cfg = with_batch(load_config(config), True if batch else None)
+        cfg, _ = run_config(config, VendorMode.REAL, batch=True if batch else None)
         model = OutputModel.from_run(calibrate) if calibrate else OutputModel()
         if audited_share is not None:
             model.audited_share = audited_share

@@ -13,7 +13,6 @@ from rich.console import Console
 from rich.text import Text
 
 from evalcore.benchmark.loader import load_task
-from evalcore.config.load import load_config
 from evalcore.config.models import InputLimits, VendorMode
 from evalcore.errors import SubmissionError
 from evalcore.grading.grade import GradeResult, grade_submission
@@ -23,7 +22,7 @@ from evalcore.submissions.loader import complete_deliverables, deliverable_name,
 from evalcore.tables import Block, Cell, Column, TableSpec, emit
 from evalcore.vendors.preflight import require_keys
 from evalcore.vendors.stack import build_stacks
-from jobs.sweep.prepare import vendor_mode
+from jobs.sweep.prepare import run_config, vendor_mode
 
 
 def match_deliverables(task: Task, files: list[str], limits: InputLimits | None = None) -> dict[str, Deliverable]:
@@ -50,7 +49,7 @@ def grade_one(
     task_dir: str, files: list[str], mode: VendorMode, audit: AuditMode, config_path: str | None
 ) -> GradeResult:
     """Grade one submission with the chosen vendors; returns every row."""
-    cfg = load_config(config_path, vendors=mode)
+    cfg, _ = run_config(config_path, mode, batch=False)  # one submission in plain asyncio: online
     task = load_task(task_dir, limits=cfg.input_limits)
     for d in task.documents:  # a damaged but readable source: one line naming it
         for warning in d.warnings:

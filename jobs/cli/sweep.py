@@ -134,32 +134,17 @@ def sweep(
 
 
 def run_sweep_command(cmd: SweepCommand) -> None:
-    """Load the configuration, start the vendors the mode asks for, sweep, print, exit with the code."""
-    from evalcore.config.load import load_config
+    """Prepare the run (`jobs.sweep.prepare.prepare_run`), sweep, print, exit with the code."""
     from jobs.sweep.driver import run_sweep
     from jobs.sweep.identity import RunStorageFailed
-    from jobs.sweep.options import SweepOptions
-    from jobs.sweep.prepare import load_personas, recorded_mode, vendor_mode, with_batch
+    from jobs.sweep.prepare import DetachWithoutBatch, prepare_run
 
     console = Console(stderr=True)
     try:
-        cfg = load_config(cmd.config, vendors=cmd.vendors)
-        mode = recorded_mode(cfg, cmd.vendors)  # emulated too for a config written by `tribunal emulate`
-        if mode != cmd.vendors:
-            console.print(f"the configuration points at emulators (TRIBUNAL_EMULATED_* key variables): "
-                          f"this run is recorded as vendors: {mode}", markup=False, highlight=False)
-        cfg = with_batch(cfg, cmd.batch, emulated=mode == VendorMode.EMULATED)
-        if cmd.detach and not cfg.batch.enabled:
-            raise typer.BadParameter("--detach needs batch mode (--batch, or batch.enabled in the config)")
-        panel = load_personas(cmd.personas, cfg, cmd.benchmark, cmd.submissions) if cmd.personas else None
-        with vendor_mode(cfg, cmd.vendors, panel, cmd.emulation) as run_cfg:
-            opts = SweepOptions(
-                benchmark=cmd.benchmark, submissions=cmd.submissions, output=cmd.output, config=run_cfg,
-                vendors=mode, run_id=cmd.run_id, address=cmd.address, reuse=cmd.reuse,
-                shard_size=cmd.shard_size, max_in_flight=cmd.max_in_flight, progress=cmd.progress,
-                max_cost_usd=cmd.max_cost, detach=cmd.detach,
-            )
+        with prepare_run(cmd, console) as opts:
             summary = run_sweep(opts, console, take_over_lock=cmd.take_over_lock)
+    except DetachWithoutBatch as exc:
+        raise typer.BadParameter(str(exc)) from exc
     except RunStorageFailed as exc:  # the run holds what was stored, whole: resumable
         print_error(exc, console)
         raise typer.Exit(EXIT_INCOMPLETE) from exc

@@ -188,6 +188,7 @@ def read_submissions(
     return SubmissionPass(
         opts.submissions, bench.task_map(), excluded=bench.excluded_task_ids(), limits=opts.config.input_limits,
         is_done=lambda s: index.is_done(s.id, s.content_hash()), shard_size=opts.shard_size, rejected=rejected,
+        on_submission=opts.on_submission,
     )
 
 

@@ -114,8 +114,11 @@ class SubmissionPass:
         is_done: Callable[[Submission], bool],
         shard_size: int,
         rejected: list[Rejection],
+        on_submission: Callable[[Submission], None] | None = None,
     ) -> None:
         self.uri = uri
+        self.on_submission = on_submission
+        """Told of each accepted submission as it is read (`SweepOptions.on_submission`)."""
         self.tasks = tasks
         self.excluded = excluded
         self.limits = limits
@@ -151,6 +154,8 @@ class SubmissionPass:
             if isinstance(item, Rejection):
                 self.rejected.append(item)
             else:
+                if self.on_submission is not None:
+                    self.on_submission(item)
                 yield item
 
     def _read(self) -> Generator[Submission, None, None]:

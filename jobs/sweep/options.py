@@ -6,7 +6,7 @@ Kept apart from the driver so the run's identity (`jobs.sweep.identity`), the co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from evalcore.errors import TribunalError
 from evalcore.storage.store import valid_run_id
 
 if TYPE_CHECKING:
+    from evalcore.schema import Submission
     from evalcore.vendors.batch.journal import BatchRecord
     from jobs.sweep.shard_work import CallCounts, ShardResult
 
@@ -54,6 +55,9 @@ class SweepOptions:
     max_cost_usd: float | None = None
     detach: bool = False
     """Batch mode: submit what can be submitted, do not wait for batches; a later run collects."""
+    on_submission: Callable[[Submission], None] | None = None
+    """Called once per accepted submission during intake's one read of the source: how emulated
+    judges with personas learn each deliverable's family (`jobs.sweep.prepare.prepare_run`)."""
 
     def __post_init__(self) -> None:
         """The CLI validates these too; a library caller gets the same refusal, not a hang or an escape."""

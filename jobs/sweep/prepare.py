@@ -1,6 +1,10 @@
-"""Preparing a run: what the command asked for (`SweepCommand`), batch mode on or off, and the vendor modes: `real` (configured endpoints and keys), `emulated` (our local emulators of each
-vendor's wire protocol, started here, answering with the offline heuristics), `offline` (the
-in-process offline adapter, no network at all).
+"""Preparing a run, in one place: the command line (`SweepCommand`) becomes the run's options
+(`prepare_run`): the configuration loaded (`run_config`: vendor mode recorded, batch mode on or
+off, what data governance refuses checked at once), personas, and the vendors of the mode: `real`
+(configured endpoints and keys), `emulated` (our local emulators of each vendor's wire protocol,
+started here, answering with the offline heuristics), `offline` (the in-process offline adapter, no
+network at all). `sweep` and `demo` prepare through `prepare_run`; `estimate` and `grade` through
+`run_config` (they start no run).
 
 Why a context manager: emulated mode owns servers that must outlive the run and stop after it.
 They are configured by the one builder `tribunal emulate` uses too
@@ -22,10 +26,15 @@ from pydantic import ValidationError
 from evalcore.config.models import RateLimits, TribunalConfig, VendorMode
 from evalcore.emulation import EmulationOptions, points_at_emulators
 from evalcore.errors import ConfigError, InputError
+from jobs.sweep.governance import check_batch_allowed
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from evalcore.emulators._config import EmulatorConfig
     from evalcore.emulators.responders import PersonaSet, Responder
+    from evalcore.schema import Submission
+    from jobs.sweep.options import SweepOptions
 
 
 def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> dict[str, RateLimits]:
@@ -44,13 +53,13 @@ def load_personas(
 
     The file holds `{seed: int, personas: {<model or vendor>: {leniency, noise, self_bias, family,
     recall, false_flag_rate, upholds_false_flags, rejects_real_flags}}}`. The submissions, when
-    given (with their benchmark), are read once to fingerprint each one's deliverables with its
-    system's family (`family_map`), which is how a persona with a self-family bias recognises its
-    own family's work; without them `self_bias` has nothing to recognise (`tribunal emulate`
-    started with no submissions named).
+    given (with their benchmark: `tribunal emulate`), are read to fingerprint each one's
+    deliverables with its system's family (`remember_family`), which is how a persona with a
+    self-family bias recognises its own family's work; a sweep does it during intake's one read
+    (`prepare_run`). Without either, `self_bias` has nothing to recognise.
     """
     from evalcore.benchmark.loader import load_benchmark
-    from evalcore.emulators.responders import DEMO_PERSONAS, PersonaSet, deliverables_fingerprint
+    from evalcore.emulators.responders import DEMO_PERSONAS, PersonaSet
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
 
@@ -64,19 +73,18 @@ def load_personas(
         if not isinstance(raw, dict):
             raise InputError(spec, "a personas file is a mapping {seed, personas: {model or vendor: {...}}}")
         data = {"seed": config.seed, **raw}
-    families: dict[str, str] = {}
-    if benchmark is not None and submissions is not None:
-        bench = load_benchmark(benchmark)
-        for item in iter_submissions(submissions, bench.task_map(), excluded=bench.excluded_task_ids()):
-            if isinstance(item, Submission) and (family := config.family_of(item.system)) is not None:
-                present = [(n, d.text) for n, d in item.deliverables.items() if not d.missing]
-                families[deliverables_fingerprint(present)] = family
     try:
-        return PersonaSet.model_validate({**data, "families": families})
+        personas = PersonaSet.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise InputError(spec, f"invalid persona at {where}: {first['msg']}") from None
+    if benchmark is not None and submissions is not None:  # `tribunal emulate`: a sweep tells them during intake
+        bench = load_benchmark(benchmark)
+        for item in iter_submissions(submissions, bench.task_map(), excluded=bench.excluded_task_ids()):
+            if isinstance(item, Submission):
+                remember_family(personas, config, item)
+    return personas
 
 
 def recorded_mode(config: TribunalConfig, mode: VendorMode) -> VendorMode:
@@ -179,3 +187,63 @@ def with_batch(config: TribunalConfig, enabled: bool | None, *, emulated: bool =
         update["judges"] = [j.model_copy(update={"warm_prompt_cache": False}) for j in config.judges]
         update["auditor"] = config.auditor.model_copy(update={"warm_prompt_cache": False})
     return config.model_copy(update=update)
+
+
+class DetachWithoutBatch(ConfigError):
+    """`--detach` asked of a sweep that is not in batch mode: a usage error (exit 2 at the CLI)."""
+
+
+def run_config(
+    path: str | None, vendors: VendorMode, *, batch: bool | None = None, console: Console | None = None
+) -> tuple[TribunalConfig, VendorMode]:
+    """The configuration a command runs with, and the vendor mode it records.
+
+    Loaded for `vendors` (`load_config`); the mode recorded is `emulated` for a configuration
+    aimed at emulators (`recorded_mode`, said on `console`); batch mode switched on or off
+    (`batch`; None: as configured); and a batch API that data governance refuses is refused
+    now, naming the vendor, before anything is read or started (`governance.check_batch_allowed`).
+    """
+    from evalcore.config.load import load_config
+
+    cfg = load_config(path, vendors=vendors)
+    mode = recorded_mode(cfg, vendors)  # emulated too for a config written by `tribunal emulate`
+    if mode != vendors and console is not None:
+        console.print(f"the configuration points at emulators (TRIBUNAL_EMULATED_* key variables): "
+                      f"this run is recorded as vendors: {mode}", markup=False, highlight=False)
+    cfg = with_batch(cfg, batch, emulated=mode == VendorMode.EMULATED)
+    check_batch_allowed(cfg)
+    return cfg, mode
+
+
+def remember_family(personas: PersonaSet, config: TribunalConfig, submission: Submission) -> None:
+    """Fingerprint one submission's deliverables with its system's family (`family_map`): how a
+    persona with a self-family bias recognises its own family's work. Called by intake's one read
+    of the submissions (`SweepOptions.on_submission`), so the source is not read a second time."""
+    from evalcore.emulators.responders import deliverables_fingerprint
+
+    if (family := config.family_of(submission.system)) is not None:
+        present = [(n, d.text) for n, d in submission.deliverables.items() if not d.missing]
+        personas.families[deliverables_fingerprint(present)] = family
+
+
+@contextmanager
+def prepare_run(cmd: SweepCommand, console: Console) -> Iterator[SweepOptions]:
+    """`tribunal sweep`'s (and `demo`'s) options for `run_sweep`, with the vendors of its mode
+    running for as long as the block lasts (emulators are stopped on the way out).
+
+    Refused here, before anything is read or started: `--detach` without batch mode, a batch API
+    data governance refuses, personas or emulator options outside emulated mode."""
+    from jobs.sweep.options import SweepOptions
+
+    cfg, mode = run_config(cmd.config, cmd.vendors, batch=cmd.batch, console=console)
+    if cmd.detach and not cfg.batch.enabled:
+        raise DetachWithoutBatch("--detach needs batch mode (--batch, or batch.enabled in the config)")
+    personas = load_personas(cmd.personas, cfg) if cmd.personas else None
+    with vendor_mode(cfg, cmd.vendors, personas, cmd.emulation) as run_cfg:
+        yield SweepOptions(
+            benchmark=cmd.benchmark, submissions=cmd.submissions, output=cmd.output, config=run_cfg,
+            vendors=mode, run_id=cmd.run_id, address=cmd.address, reuse=cmd.reuse,
+            shard_size=cmd.shard_size, max_in_flight=cmd.max_in_flight, progress=cmd.progress,
+            max_cost_usd=cmd.max_cost, detach=cmd.detach,
+            on_submission=(lambda s: remember_family(personas, cfg, s)) if personas is not None else None,
+        )

@@ -35,7 +35,6 @@ import pytest
 from markupsafe import escape
 from typer.testing import CliRunner
 
-from evalcore.config.load import load_config
 from evalcore.config.models import VendorMode
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import adjudications as adj
@@ -201,19 +200,18 @@ sample (32 submissions, eight times the calls) gave these tests nothing more to 
 @pytest.fixture(scope="module")
 def swept(ray_local: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`REVIEW_TASK` swept like `tribunal demo`: emulated vendors with the demo personas, on local Ray."""
+    from rich.console import Console
+
     from jobs.sweep.driver import run_sweep
-    from jobs.sweep.options import SweepOptions
-    from jobs.sweep.prepare import load_personas, vendor_mode
+    from jobs.sweep.prepare import SweepCommand, prepare_run
 
     bench = cut_sample(tmp_path_factory.mktemp("review-sample"), [REVIEW_TASK])
-    cfg = load_config(vendors=VendorMode.REAL)
-    panel = load_personas("demo", cfg, str(bench), str(bench / "submissions"))
     out = tmp_path_factory.mktemp("review-sweep")
-    with vendor_mode(cfg, VendorMode.EMULATED, panel) as run_cfg:
-        summary = run_sweep(SweepOptions(
-            benchmark=str(bench), submissions=str(bench / "submissions"), output=str(out), config=run_cfg,
-            vendors=VendorMode.EMULATED, run_id="review", progress=False, shard_size=4, max_in_flight=1,  # one shard
-        ))
+    cmd = SweepCommand(benchmark=str(bench), submissions=str(bench / "submissions"), output=str(out),
+                       vendors=VendorMode.EMULATED, run_id="review", progress=False, shard_size=4, max_in_flight=1,
+                       personas="demo")  # one shard, prepared as `tribunal demo` prepares its run
+    with prepare_run(cmd, Console(stderr=True)) as opts:
+        summary = run_sweep(opts)
     assert summary.complete == summary.graded == 4
     return Path(summary.run_uri)
 

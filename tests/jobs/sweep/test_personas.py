@@ -25,7 +25,7 @@ from jobs.per_run.compare import compare_runs
 from jobs.per_run.reduce import reduce_run
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions
-from jobs.sweep.prepare import load_personas, vendor_mode
+from jobs.sweep.prepare import load_personas, remember_family, vendor_mode
 from tests.jobs.conftest import SAMPLE
 
 pytestmark = [pytest.mark.ray]
@@ -41,12 +41,15 @@ def _sweep(cfg: Any, personas_file: Path, output: Path, run_id: str, reuse: list
     """The whole sample, in one shard: the statistics need every submission (the self-family bias is
     bootstrapped over claude-average's 8 gradings against the 16 of the other two families, the
     auditor's recall over the labels of all four systems), and one shard starts the fewest Ray
-    workers (the personas' answers hang on the content alone, never on the shard layout)."""
-    panel = load_personas(str(personas_file), cfg, str(SAMPLE), str(SAMPLE / "submissions"))
+    workers (the personas' answers hang on the content alone, never on the shard layout). The
+    personas learn each submission's family during intake's one read (`on_submission`), as
+    `prepare_run` wires them: the planted self-family bias is found only if they did."""
+    panel = load_personas(str(personas_file), cfg)
     with vendor_mode(cfg, "emulated", panel) as run_cfg:
         return run_sweep(SweepOptions(
             benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=str(output), config=run_cfg,
             vendors="emulated", run_id=run_id, progress=False, shard_size=32, max_in_flight=1, reuse=reuse,
+            on_submission=lambda s: remember_family(panel, cfg, s),
         ))
 
 

@@ -1,0 +1,88 @@
+"""A run is prepared in one place (`jobs.sweep.prepare`): the command line becomes the run's
+options, refusals come before anything is read or started, and emulated personas learn each
+submission's family from intake's one read of the source, not from a read of their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from evalcore.benchmark.loader import load_benchmark
+from evalcore.config.load import load_config
+from evalcore.config.models import InputLimits, VendorMode
+from evalcore.errors import ConfigError
+from evalcore.schema import Submission
+from jobs.sweep.intake import SubmissionPass
+from jobs.sweep.prepare import (
+    DetachWithoutBatch,
+    SweepCommand,
+    load_personas,
+    prepare_run,
+    remember_family,
+    run_config,
+)
+from tests.jobs.conftest import SAMPLE
+
+QUIET = Console(stderr=True, quiet=True)
+
+
+def _cmd(**kw: object) -> SweepCommand:
+    return SweepCommand(benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output="unused", **kw)  # type: ignore[arg-type]
+
+
+def test_intake_tells_each_accepted_submission_once_as_it_reads_the_source() -> None:
+    bench = load_benchmark(str(SAMPLE))
+    seen: list[str] = []
+    with SubmissionPass(str(SAMPLE / "submissions"), bench.task_map(), excluded=bench.excluded_task_ids(),
+                        limits=InputLimits(), is_done=lambda s: s.system == "gpt-strong", shard_size=4, rejected=[],
+                        on_submission=lambda s: seen.append(s.id)) as intake:
+        pending = [s.id for s in intake.pending()]
+    assert len(seen) == len(set(seen)) == 32  # done ones too: a resumed run still fingerprints them
+    assert len(pending) == 24 and set(pending) < set(seen)
+
+
+def test_personas_learn_each_familys_submissions_from_the_submissions_intake_reads() -> None:
+    cfg = load_config(vendors=VendorMode.REAL)
+    panel = load_personas("demo", cfg)  # no read of its own
+    assert panel.families == {}
+    bench = load_benchmark(str(SAMPLE))
+    with SubmissionPass(str(SAMPLE / "submissions"), bench.task_map(), excluded=bench.excluded_task_ids(),
+                        limits=InputLimits(), is_done=lambda s: False, shard_size=4, rejected=[],
+                        on_submission=lambda s: remember_family(panel, cfg, s)) as intake:
+        list(intake.pending())
+    # 3 of the 4 sample systems have a family (gpt-, claude-, grok-): 8 submissions each
+    assert sorted(panel.families.values()).count("anthropic") == 8 and len(panel.families) == 24
+    assert panel.families == load_personas("demo", cfg, str(SAMPLE), str(SAMPLE / "submissions")).families
+
+
+def test_a_prepared_emulated_run_with_personas_hooks_intake_and_one_without_does_not() -> None:
+    with prepare_run(_cmd(vendors=VendorMode.EMULATED, personas="demo", run_id="p"), QUIET) as opts:
+        assert opts.on_submission is not None and opts.vendors == VendorMode.EMULATED and opts.run_id == "p"
+        assert all(v.endpoint and "127.0.0.1" in v.endpoint for v in opts.config.vendors())
+        sub = next(s for s in _sample_submissions() if s.system.startswith("claude"))
+        opts.on_submission(sub)  # the emulators' personas now know this deliverable's family
+    with prepare_run(_cmd(vendors=VendorMode.OFFLINE), QUIET) as opts:
+        assert opts.on_submission is None
+
+
+def test_detach_without_batch_mode_is_refused_before_anything_starts() -> None:
+    with pytest.raises(DetachWithoutBatch, match="--detach needs batch mode"):
+        with prepare_run(_cmd(vendors=VendorMode.OFFLINE, detach=True), QUIET):
+            pytest.fail("prepared a detached run without batch mode")
+
+
+def test_a_batch_api_the_governance_refuses_is_refused_when_the_configuration_is_prepared(tmp_path: Path) -> None:
+    private = tmp_path / "private.yaml"
+    private.write_text("data_governance: {preset: private}\n")
+    run_config(str(private), VendorMode.REAL)  # online: nothing refused
+    with pytest.raises(ConfigError, match=r"batch_allowed \(xai: false"):
+        run_config(str(private), VendorMode.REAL, batch=True)
+
+
+def _sample_submissions() -> list[Submission]:
+    from evalcore.submissions.loader import iter_submissions
+
+    bench = load_benchmark(str(SAMPLE))
+    return [s for s in iter_submissions(str(SAMPLE / "submissions"), bench.task_map()) if isinstance(s, Submission)]
