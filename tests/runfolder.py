@@ -29,6 +29,8 @@ JUDGES = (("openai", "openai", "gpt-6-sol"), ("xai", "xai", "grok-4.7"), ("anthr
 SYSTEMS = ("gpt-strong", "claude-average", "grok-weak", "fluent-hallucinator")
 CATEGORIES = ("contradiction", "fabricated_source", "unsupported_specific")
 CALL_COST = {"openai": 0.002, "xai": 0.003, "anthropic": 0.005, "auditor": 0.01}
+CACHE_WRITE_USD = 0.001
+"""What an Anthropic call that writes the prompt cache paid for the write (inside its cost)."""
 CALL_TOKENS = {"openai": (1000, 100), "xai": (1100, 120), "anthropic": (1200, 150), "auditor": (5000, 400)}
 
 
@@ -168,6 +170,9 @@ def _call(
         "purpose": purpose, "criterion_id": cid, "outcome": "ok", "input_tokens": tin, "output_tokens": tout,
         # a reused row keeps the paying call's figures here: the reduction must still charge 0
         "cost_usd": CALL_COST[vendor], "reused_from": "run-before" if reused else None,
+        # the first call of a grading to Anthropic writes its prompt cache: part of its cost (1.25x input)
+        "cache_write_tokens": tin // 2 if vendor == "anthropic" and n == 0 else 0,
+        "cache_write_usd": CACHE_WRITE_USD if vendor == "anthropic" and n == 0 else 0.0,
     }
 
 

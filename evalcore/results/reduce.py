@@ -2,7 +2,7 @@
 
 Why one module: rates, costs, judge analysis and audit counts all query one DuckDB session (`_Reducer`).
 
-Pure: it reads only the arrow tables / datasets it is given (`jobs/reduce.py` does the I/O) and
+Pure: it reads only the arrow tables / datasets it is given (`jobs/per_run/reduce.py` does the I/O) and
 returns a `Leaderboard` (the model, and its flat Parquet form, are in `evalcore.results.leaderboard`).
 
 At scale (docs/PERFORMANCE.md, "The reduction at scale": 500 systems × 2,000 tasks is 1 M
@@ -53,6 +53,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
+from evalcore.call_accounting import paid_sum
 from evalcore.grading.scoring import counted_materiality, is_passing
 from evalcore.results import adjudications as adj
 from evalcore.results import stats
@@ -387,17 +388,14 @@ class _Reducer:
 
     # -- cost --------------------------------------------------------------------------------
 
-    _COST_AGG = (
-        "count(*) AS calls, count(reused_from) AS reused_calls, "
-        "fsum(CASE WHEN reused_from IS NULL THEN cost_usd ELSE 0 END) AS cost_usd, "
-        "sum(CASE WHEN reused_from IS NULL THEN input_tokens ELSE 0 END) AS input_tokens, "
-        "sum(CASE WHEN reused_from IS NULL THEN cached_input_tokens ELSE 0 END) AS cached_input_tokens, "
-        "sum(CASE WHEN reused_from IS NULL THEN output_tokens ELSE 0 END) AS output_tokens, "
-        "sum(CASE WHEN reused_from IS NULL THEN reasoning_tokens ELSE 0 END) AS reasoning_tokens, "
-        # NULL in shards written before the cache-write columns existed: nothing was itemised then
-        "sum(CASE WHEN reused_from IS NULL THEN coalesce(cache_write_tokens, 0) ELSE 0 END) AS cache_write_tokens, "
-        "fsum(CASE WHEN reused_from IS NULL THEN coalesce(cache_write_usd, 0) ELSE 0 END) AS cache_write_usd"
-    )
+    # what the run paid, by the one accounting of calls (`evalcore.call_accounting`); the
+    # cache-write columns are NULL in shards written before they existed: nothing itemised then
+    _COST_AGG = ", ".join([
+        "count(*) AS calls, count(reused_from) AS reused_calls",
+        paid_sum("cost_usd", fsum=True), paid_sum("input_tokens"), paid_sum("cached_input_tokens"),
+        paid_sum("output_tokens"), paid_sum("reasoning_tokens"), paid_sum("cache_write_tokens"),
+        paid_sum("cache_write_usd", fsum=True),
+    ])
     _COST_SUM = (
         "sum(calls) AS calls, sum(reused_calls) AS reused_calls, fsum(cost_usd) AS cost_usd, "
         "sum(input_tokens) AS input_tokens, sum(cached_input_tokens) AS cached_input_tokens, "

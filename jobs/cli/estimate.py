@@ -155,6 +155,8 @@ def estimate_blocks(est: Estimate) -> list[Block]:
         t,
         *batch_summary(est),
         "USD per graded submission: " + ", ".join(f"{m} ${est.per_submission(m):,.4f}" for m in modes),
+        "of which prompt-cache writes (warming): " + ", ".join(f"{m} ${est.cache_write_usd.get(m, 0.0):,.2f}" for m in modes)
+        + f" ({round(sum(v.cache_write_tokens for v in est.vendors)):,} input tokens written)",
         f"assumed: audited share {a.audited_share:.2f}, Stage 2 share {a.verify_share:.2f}, output tokens "
         + ("measured in " + a.calibrated_from if a.calibrated_from else "per purpose + reasoning effort (defaults)"),
     ]

@@ -51,6 +51,7 @@ from markupsafe import Markup, escape
 
 from evalcore.benchmark.loader import DOCUMENTS_FOLDER, TASKS_FOLDER, load_task
 from evalcore.benchmark.locate import Locator
+from evalcore.call_accounting import PAID_SQL, paid_sum
 from evalcore.config.models import InputLimits
 from evalcore.errors import TribunalError
 from evalcore.grading.scoring import FlagOutcome, adjudicated_flag, counted_materiality
@@ -400,17 +401,16 @@ def collect_detail(
 
 PURPOSES = ("rubric", "detect", "verify", "preflight")
 
-_COST_SQL = """
+_COST_SQL = f"""
 SELECT coalesce(system, '') AS system, vendor, purpose,
        count(*) AS calls,
        count(reused_from) AS reused,
-       count(*) FILTER (WHERE reused_from IS NULL AND batch_id IS NOT NULL) AS batched,
-       fsum(CASE WHEN reused_from IS NULL THEN cost_usd ELSE 0 END) AS cost_usd,
-       sum(CASE WHEN reused_from IS NULL THEN input_tokens ELSE 0 END) AS input_tokens,
-       sum(CASE WHEN reused_from IS NULL THEN cached_input_tokens ELSE 0 END) AS cached_input_tokens,
-       sum(CASE WHEN reused_from IS NULL THEN output_tokens ELSE 0 END) AS output_tokens
+       count(*) FILTER (WHERE {PAID_SQL} AND batch_id IS NOT NULL) AS batched,
+       {paid_sum("cost_usd", fsum=True)}, {paid_sum("input_tokens")}, {paid_sum("cached_input_tokens")},
+       {paid_sum("output_tokens")}, {paid_sum("cache_write_tokens")}, {paid_sum("cache_write_usd", fsum=True)}
 FROM calls_in GROUP BY ALL
 """
+"""Cost by system, vendor and purpose, by the one accounting of calls (`evalcore.call_accounting`)."""
 
 
 def _cost_group(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -423,6 +423,9 @@ def _cost_group(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     reused = sum(int(r["reused"]) for r in rows)
     return {
         "by_purpose": by_purpose, "cost_usd": math.fsum(r["cost_usd"] for r in rows),
+        # the part of the cost paid for prompt-cache writes (warming's premium: Anthropic 1.25x input)
+        "cache_write_usd": math.fsum(float(r["cache_write_usd"] or 0.0) for r in rows),
+        "cache_write_tokens": sum(int(r["cache_write_tokens"] or 0) for r in rows),
         "calls": calls, "reused": reused, "paid": calls - reused, "batched": sum(int(r["batched"]) for r in rows),
         "input_tokens": tin, "cached_input_tokens": cached, "output_tokens": sum(int(r["output_tokens"] or 0) for r in rows),
         "cached_share": cached / tin if tin else None,

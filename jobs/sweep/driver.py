@@ -46,6 +46,7 @@ from rich.console import Console
 from rich.text import Text
 
 from evalcore.benchmark.ocr import use_cache as use_ocr_cache
+from evalcore.call_accounting import CallCounts
 from evalcore.errors import StorageError, TribunalError
 from evalcore.schema import Rejection
 from evalcore.storage import fs
@@ -89,7 +90,6 @@ from jobs.sweep.options import SweepOptions, SweepSummary
 from jobs.sweep.peak_memory import peak_rss_mb
 from jobs.sweep.shard_window import InFlight
 from jobs.sweep.shard_work import (
-    CallCounts,
     SourceIndexes,
     grade_shard,
     put_config,

@@ -40,6 +40,7 @@ from typing import Any, Literal
 
 from ray.util.metrics import Counter, Gauge, Histogram
 
+from evalcore.call_accounting import is_reused
 from evalcore.errors import VendorError
 from evalcore.vendors.budget import RateBudget
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest
@@ -185,7 +186,7 @@ class CallTally:
             self.failed += 1
             self.attempts += reply.attempts
             self.rate_limited += reply.rate_limited
-        elif reply.reused_from is not None:
+        elif is_reused(reply.reused_from):
             self.reused += 1
         else:
             self.paid += 1

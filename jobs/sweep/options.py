@@ -15,9 +15,10 @@ from evalcore.errors import TribunalError
 from evalcore.storage.store import valid_run_id
 
 if TYPE_CHECKING:
+    from evalcore.call_accounting import CallCounts
     from evalcore.schema import Submission
     from evalcore.vendors.batch.journal import BatchRecord
-    from jobs.sweep.shard_work import CallCounts, ShardResult
+    from jobs.sweep.shard_work import ShardResult
 
 
 FAILED_SHARD_TRACE_CHARS = 1500

@@ -16,81 +16,23 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import math
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import ray
 
 from evalcore.benchmark.instructions_only import audit_sources
+from evalcore.call_accounting import CallCounts, awaiting_batch
 from evalcore.config.models import TribunalConfig
 from evalcore.grading.calls import total_cost
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.grounding import SourceIndex, index_sources
-from evalcore.schema import CallRow, Submission, Task
+from evalcore.schema import Submission, Task
 from evalcore.storage.store import write_shard
 from jobs.sweep import vendor_pool
-
-AWAITING_MARK = "--detach: run the same command again to collect"
-"""What the error of a call left waiting on a batch says (`evalcore.vendors.batch.queue.BatchPending`:
-the error crosses Ray as a plain `VendorError`, so its row is known by its message)."""
-
-
-def awaiting_batch(call: CallRow) -> bool:
-    """The call is not answered yet: it waits in a batch that had not ended (`--detach`); a later
-    run collects it. Its row is a placeholder (transient, 0 attempts, nothing paid), not a failure."""
-    return call.outcome == "transient" and call.attempts == 0 and AWAITING_MARK in (call.error or "")
-
-
-@dataclass(frozen=True)
-class CallCounts:
-    """Call rows by who paid for them, from the point of view of one command (one sweep attempt).
-
-    Why not the actors' statistics: they count every reply as paid, so a run collecting batches an
-    earlier `--detach` run submitted reported what it collected as what it paid. Here a row is:
-    *paid* (sent by this command and answered: online now, or in a batch it submitted; a row whose
-    call started at or after `since`, the command's start), *failed* (sent by this command, failed
-    for good; its billed attempts are in `paid_usd`), *collected* (a batch result whose first batch
-    an earlier command submitted: paid then), *reused* (served from stored calls, free) or
-    *awaiting* (a placeholder for a call still in a batch). Every row is exactly one of these, so
-    the counts of a run's commands add up to its calls table (rows, and USD of the rows not reused).
-    """
-
-    paid: int = 0
-    paid_usd: float = 0.0
-    failed: int = 0
-    collected: int = 0
-    collected_usd: float = 0.0
-    reused: int = 0
-    awaiting: int = 0
-
-    @classmethod
-    def of(cls, calls: Iterable[CallRow], since: float = 0.0) -> CallCounts:
-        """Count `calls` for the command that started at `since` (unix s; 0: everything is its own)."""
-        paid = failed = collected = reused = awaiting = 0
-        paid_usd: list[float] = []
-        collected_usd: list[float] = []
-        for c in calls:
-            if c.reused_from is not None:
-                reused += 1
-            elif awaiting_batch(c):
-                awaiting += 1
-            elif c.outcome == "ok" and c.batch_id is not None and c.started_at < since:
-                collected += 1
-                collected_usd.append(c.cost_usd)
-            else:
-                if c.outcome == "ok":
-                    paid += 1
-                else:
-                    failed += 1
-                paid_usd.append(c.cost_usd)
-        return cls(paid, math.fsum(paid_usd), failed, collected, math.fsum(collected_usd), reused, awaiting)
-
-    def __add__(self, other: CallCounts) -> CallCounts:
-        return CallCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ from typing import Any, NamedTuple, NoReturn
 
 from pydantic import BaseModel
 
+from evalcore.call_accounting import AWAITING_MARK
 from evalcore.config.models import BatchConfig, BatchLimits
 from evalcore.errors import ErrorKind, TribunalError, VendorError
 from evalcore.vendors.adapters.common import BadOutput, validate_output
@@ -981,7 +982,7 @@ class BatchingVendor:
             if self.detach:
                 raise BatchPending(
                     self.name, self.model, ErrorKind.TRANSIENT,
-                    f"in batch {batch_id} ({status.vendor_status}); --detach: run the same command again to collect",
+                    f"in batch {batch_id} ({status.vendor_status}); {AWAITING_MARK}",
                     attempts=0,
                 )
             await self._sleep(self.settings.poll_interval_s)

@@ -38,6 +38,17 @@ def test_estimate_table_shows_cost_cache_share_wall_time_and_the_assumptions() -
         assert text in result.output
 
 
+def test_estimate_itemises_what_warming_the_prompt_caches_costs() -> None:
+    """The cache writes are inside the USD (Anthropic bills a write at 1.25x input): said apart."""
+    result = CliRunner().invoke(app, ["estimate", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "--fast"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    tasks = load_benchmark(str(SAMPLE)).task_map()
+    expected = estimate(tasks, load_submissions(str(SAMPLE / "submissions"), tasks).submissions, load_config(), fast=True)
+    assert expected.cache_write_usd["online"] > 0
+    assert f"of which prompt-cache writes (warming): online ${expected.cache_write_usd['online']:,.2f}" in result.output
+
+
 def test_estimate_batch_prices_the_expected_hits_below_a_cold_bound_at_half_the_online_bill_of_no_hits() -> None:
     args = ["estimate", str(SAMPLE), "-s", str(SAMPLE / "submissions"), "--fast", "--json"]
     result = CliRunner().invoke(app, [*args, "--batch"])

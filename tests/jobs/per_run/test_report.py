@@ -423,6 +423,15 @@ def test_the_cost_section_shows_the_calls_tables_sums_by_system_vendor_and_purpo
         check(cell("cost-systems", "system", r.system, "per-submission"), cost / r.scored)
         share = sum(c["cached_input_tokens"] for c in mine) / sum(c["input_tokens"] for c in mine)
         assert cell("cost-systems", "system", r.system, "cached-share").inner_text().strip() == f"{100 * share:.1f}%"
+    for vendor in sorted({c["vendor"] for c in calls}):  # what warming the caches cost, itemised
+        check(cell("cost-vendors", "vendor", vendor, "cache-writes"),
+              math.fsum(c["cache_write_usd"] for c in paid if c["vendor"] == vendor))
+    for r in lb.systems:
+        check(cell("cost-systems", "system", r.system, "cache-writes"),
+              math.fsum(c["cache_write_usd"] for c in paid if c["system"] == r.system))
+    writes = math.fsum(c["cache_write_usd"] for c in paid)
+    assert writes > 0
+    check(page.locator("#cache-writes"), writes)
     total = math.fsum(c["cost_usd"] for c in paid)
     assert page.locator("#cost-total").inner_text() == _usd(total) == _usd(lb.cost_usd)
     check(page.locator("#cost-per-submission"), total / sum(r.scored for r in lb.systems))
@@ -581,7 +590,7 @@ def test_no_table_overflows_the_page_at_1280_or_1920_px(planted: dict[str, Any],
     assert [t for t in tables if not (t["fits"] or t["scrolls"])] == []
     fits = {t["table"]: t["fits"] for t in tables}
     # the tables an operator reads first fit without scrolling
-    assert fits["leaderboard-table"] and fits["flag-table"] and fits["cost-systems"] and fits["cost-vendors"]
+    assert fits["leaderboard-table"] and fits["flag-table"] and fits["cost-systems"] and fits["cost-vendors"], [k for k, v in fits.items() if not v]
 
     shot = tmp_path / f"report-{width}.png"
     page.screenshot(path=str(shot), full_page=True)
