@@ -7,6 +7,8 @@ classification the retry policy and the abstention rule both read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -55,6 +57,24 @@ class ErrorKind(StrEnum):
     """Not sent: it could have crossed the run's spending cap (evalcore.vendors.cost_cap); retried by the next run."""
 
 
+@dataclass(frozen=True)
+class CappedAttempt:
+    """One paid attempt whose answer stopped at its output-token cap and that was retried with a
+    larger cap (`evalcore.vendors.output_cap`): its own row in the calls table (outcome `truncated`).
+
+    Why here: a call's reply and its final failure both carry the truncated attempts before them
+    (the retry may fail for another reason), and this is the module both are built from. `usage`
+    is the attempt's `Usage` as a mapping (field name -> tokens), `cost_usd` what it was billed."""
+
+    max_output_tokens: int
+    reason: str
+    usage: Mapping[str, int]
+    cost_usd: float
+    request_id: str | None
+    started_at: float
+    ended_at: float
+
+
 class VendorError(TribunalError):
     """A judge call failed for good (after the retry policy gave up, or at once if fatal).
 
@@ -74,8 +94,12 @@ class VendorError(TribunalError):
         request_id: str | None = None,
         billed_tokens: tuple[int, int, int, int] = (0, 0, 0, 0),
         cost_usd: float = 0.0,
+        capped: tuple[CappedAttempt, ...] = (),
     ) -> None:
         self.vendor = vendor
+        self.capped = capped
+        """Attempts that stopped at their output cap and were retried (their tokens and cost are in
+        `billed_tokens` and `cost_usd` too; the calls table gives each its own row)."""
         self.billed_tokens = billed_tokens
         """(input, cached input, output, reasoning) tokens billed by attempts that did answer (bad output)."""
         self.cost_usd = cost_usd
@@ -93,17 +117,17 @@ class VendorError(TribunalError):
         return (
             _rebuild_vendor_error,
             (self.vendor, self.model, self.kind.value, self.cause, self.attempts, self.rate_limited,
-             self.request_id, self.billed_tokens, self.cost_usd),
+             self.request_id, self.billed_tokens, self.cost_usd, self.capped),
         )
 
 
 def _rebuild_vendor_error(
     vendor: str, model: str, kind: str, cause: str, attempts: int, rate_limited: int, request_id: str | None,
-    billed_tokens: tuple[int, int, int, int], cost_usd: float,
+    billed_tokens: tuple[int, int, int, int], cost_usd: float, capped: tuple[CappedAttempt, ...] = (),
 ) -> VendorError:
     return VendorError(
         vendor, model, ErrorKind(kind), cause, attempts=attempts, rate_limited=rate_limited, request_id=request_id,
-        billed_tokens=billed_tokens, cost_usd=cost_usd,
+        billed_tokens=billed_tokens, cost_usd=cost_usd, capped=capped,
     )
 
 

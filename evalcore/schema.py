@@ -245,7 +245,7 @@ class PreflightAnswer(_Answer):
 # --------------------------------------------------------------------------------------------
 
 Purpose = Literal["rubric", "detect", "verify", "preflight"]
-CallOutcome = Literal["ok", "rate_limited", "transient", "timeout", "bad_output", "fatal", "cost_cap"]
+CallOutcome = Literal["ok", "rate_limited", "transient", "timeout", "bad_output", "fatal", "cost_cap", "truncated"]
 SubmissionStatus = Literal["complete", "incomplete", "too_long"]
 
 
@@ -277,7 +277,7 @@ class CallRow(RowIdentity):
     model: str = Field(description='Model name sent to the vendor.')
     purpose: Purpose = Field(description='rubric | detect | verify | preflight.')
     criterion_id: str | None = Field(default=None, description='Criterion graded (rubric calls only).')
-    outcome: CallOutcome = Field(description='ok, or the final failure class: rate_limited | transient | timeout | bad_output | fatal | cost_cap (not sent: the run hit --max-cost). A `--detach` pass records each call still in a batch as `transient` with 0 attempts, 0 USD and an error naming the batch: a placeholder of an incomplete grading, superseded by the collected row.')
+    outcome: CallOutcome = Field(description='ok, or the final failure class: rate_limited | transient | timeout | bad_output | fatal | cost_cap (not sent: the run hit --max-cost); or truncated: one paid attempt whose answer stopped at its output-token cap (max_output_tokens) and was retried once with a larger cap — the retry is the row of the same request_hash and grading_id that started after it, whose answer is the verdict (a second stop there is a final bad_output); never served by reuse, so a resumed run neither pays it again nor loses the retry. A `--detach` pass records each call still in a batch as `transient` with 0 attempts, 0 USD and an error naming the batch: a placeholder of an incomplete grading, superseded by the collected row.')
     error: str | None = Field(default=None, description='Sanitised failure message (never a key).')
     attempts: int = Field(default=1, description='HTTP/gRPC attempts made for this logical call (0 when reused).')
     rate_limited: int = Field(default=0, description='429 / RESOURCE_EXHAUSTED answers seen during the call.')
@@ -285,6 +285,7 @@ class CallRow(RowIdentity):
     cached_input_tokens: int = Field(default=0, description="Input tokens served from the vendor's prompt cache.")
     output_tokens: int = Field(default=0, description='Output tokens billed.')
     reasoning_tokens: int = Field(default=0, description='Reasoning tokens (part of output) when the vendor reports them.')
+    max_output_tokens: int | None = Field(default=None, description='The output-token cap (reasoning included) the attempts of this row were sent with: the sized cap (evalcore/vendors/output_cap.py), doubled for the retry of a truncated attempt; null when nothing was sent (reused, cost_cap) or in runs before the column.')
     cache_write_tokens: int = Field(default=0, description="Input tokens written to the vendor's prompt cache (part of input_tokens): Anthropic's cache_creation_input_tokens, OpenAI's cache_write_tokens; 0 for xAI, which reports none.")
     cache_write_usd: float = Field(default=0.0, description='The part of cost_usd paid for those writes, at the vendor\'s cache-write price (price.cache_write x input: Anthropic 1.25x); 0 when reused.')
     cost_usd: float = Field(default=0.0, description='USD paid in this run (0 when reused); vendor-reported cost when available.')

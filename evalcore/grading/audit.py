@@ -18,7 +18,7 @@ from evalcore.benchmark.instructions_only import audit_sources, in_scope
 from evalcore.benchmark.pages import locate_page
 from evalcore.config.models import PromptBudget, VendorConfig
 from evalcore.errors import ErrorKind, VendorError
-from evalcore.grading.calls import GradingContext, call_row
+from evalcore.grading.calls import GradingContext, call_rows
 from evalcore.grading.scoring import AuditDone, AuditFailed
 from evalcore.prompts import RenderedPrompt, render_detect, render_verify
 from evalcore.schema import (
@@ -149,7 +149,7 @@ async def run_audit(
     calls: list[CallRow] = []
     request = detect.request_for(cfg, budget.chars_per_token)
     [reply] = await auditor.complete_many([request], DetectionAnswer)
-    calls.append(call_row(ctx, cfg, request, reply))
+    calls.extend(call_rows(ctx, cfg, request, reply))
     if isinstance(reply, VendorError):
         return AuditFailed(f"audit stage 1: {reply}", calls)
     detected = reply.output
@@ -170,9 +170,9 @@ async def run_audit(
                 cfg.name, cfg.model, ErrorKind.BAD_OUTPUT, problem, attempts=vreply.attempts,
                 rate_limited=vreply.rate_limited, request_id=vreply.request_id,
                 billed_tokens=(u.input_tokens, u.cached_input_tokens, u.output_tokens, u.reasoning_tokens),
-                cost_usd=vreply.cost_usd,
+                cost_usd=vreply.cost_usd, capped=tuple(vreply.capped),
             )
-    calls.append(call_row(ctx, cfg, vrequest, vreply))
+    calls.extend(call_rows(ctx, cfg, vrequest, vreply))
     if isinstance(vreply, VendorError):
         return AuditFailed(f"audit stage 2: {vreply}", calls)
     assert isinstance(vreply.output, VerificationAnswer)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
 from evalcore.config.models import VendorConfig
-from evalcore.errors import VendorError
+from evalcore.errors import CappedAttempt, VendorError
 from evalcore.schema import CallOutcome, CallRow
-from evalcore.vendors.protocol import JudgeReply, JudgeRequest
+from evalcore.vendors.output_cap import retry_cap
+from evalcore.vendors.protocol import JudgeReply, JudgeRequest, Usage
 
 
 class CallIds(TypedDict):
@@ -77,6 +79,78 @@ def cache_write_usd(cfg: VendorConfig, reply: JudgeReply[Any]) -> float:
     return price.bill(reply.usage.billed()).cache_write_usd
 
 
+def _capped_usage(capped: Iterable[CappedAttempt]) -> Usage:
+    """The tokens of the truncated attempts, summed (they are in the call's totals too)."""
+    total = Usage()
+    for attempt in capped:
+        total += Usage(**attempt.usage)
+    return total
+
+
+def _last_cap(request: JudgeRequest, capped: list[CappedAttempt]) -> int | None:
+    """The cap the row's own attempts went out with: the request's, or after a truncation the retry's."""
+    if not capped:
+        return request.max_output_tokens
+    return retry_cap(capped[-1].max_output_tokens)
+
+
+def capped_row(ctx: GradingContext, cfg: VendorConfig, request: JudgeRequest, attempt: CappedAttempt,
+               criterion_id: str | None = None) -> CallRow:
+    """The row of one truncated attempt: paid, its answer cut at its cap, retried (outcome `truncated`)."""
+    usage = Usage(**attempt.usage)
+    return CallRow(
+        **ctx.call_ids(),
+        request_hash=request.request_hash,
+        vendor=cfg.name,
+        family=cfg.family,
+        model=cfg.model,
+        purpose=request.purpose,
+        criterion_id=criterion_id,
+        started_at=attempt.started_at,
+        ended_at=attempt.ended_at,
+        outcome="truncated",
+        error=attempt.reason,
+        attempts=1,
+        request_id=attempt.request_id,
+        input_tokens=usage.input_tokens,
+        cached_input_tokens=usage.cached_input_tokens,
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+        max_output_tokens=attempt.max_output_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        cache_write_usd=cfg.price.bill(usage.billed()).cache_write_usd if usage.cache_write_tokens else 0.0,
+        cost_usd=attempt.cost_usd,
+        latency_s=attempt.ended_at - attempt.started_at,
+        offline=False,
+        response_json=None,
+    )
+
+
+def _minus(total: Usage, part: Usage) -> Usage:
+    """`total` without `part` (a call's usage without its truncated attempts')."""
+    return Usage(**{name: getattr(total, name) - getattr(part, name) for name in Usage.model_fields})
+
+
+def call_rows(
+    ctx: GradingContext,
+    cfg: VendorConfig,
+    request: JudgeRequest,
+    result: JudgeReply[Any] | VendorError,
+    *,
+    criterion_id: str | None = None,
+    started_at: float | None = None,
+) -> list[CallRow]:
+    """Every `calls` row of one logical call: a row per attempt truncated at its output cap and
+    retried (`capped_row`, outcome `truncated`), then the call's own row (`call_row`).
+
+    Why apart: each truncated attempt was paid and stopped for a reason the operator tunes (the
+    cap), so it is shown as what it was, not folded into the answer's row; the rows together carry
+    exactly the call's totals (the reply's or the error's usage, cost and attempts)."""
+    rows = [capped_row(ctx, cfg, request, a, criterion_id) for a in result.capped]
+    rows.append(call_row(ctx, cfg, request, result, criterion_id=criterion_id, started_at=started_at))
+    return rows
+
+
 def call_row(
     ctx: GradingContext,
     cfg: VendorConfig,
@@ -93,10 +167,18 @@ def call_row(
     once all have answered, so the build time would stamp all of them alike. `latency_s` is always
     `ended_at - started_at`. A failure (`VendorError`) carries no span: it ends when its row is
     built, and starts at `started_at` when the caller knows when it began (preflight), else then too.
+
+    Attempts truncated at their output cap and retried (`result.capped`) are left out of it: they
+    are rows of their own (`call_rows`), and this row starts after the last of them.
     """
+    capped = list(result.capped)
+    before = _capped_usage(capped)
+    before_usd = math.fsum(a.cost_usd for a in capped)
     if isinstance(result, VendorError):
         ended = time.time()
         started = min(started_at, ended) if started_at is not None else ended
+        if capped:
+            started = min(max(started, capped[-1].ended_at), ended)
         tokens_in, cached, tokens_out, reasoning = result.billed_tokens
         return CallRow(
             **ctx.call_ids(),
@@ -110,20 +192,24 @@ def call_row(
             ended_at=ended,
             outcome=cast(CallOutcome, result.kind.value),
             error=str(result),
-            attempts=result.attempts,
+            attempts=result.attempts - len(capped),
             rate_limited=result.rate_limited,
             request_id=result.request_id,
-            input_tokens=tokens_in,
-            cached_input_tokens=cached,
-            output_tokens=tokens_out,
-            reasoning_tokens=reasoning,
-            cost_usd=result.cost_usd,  # bad outputs that were answered were paid for
+            input_tokens=tokens_in - before.input_tokens,
+            cached_input_tokens=cached - before.cached_input_tokens,
+            output_tokens=tokens_out - before.output_tokens,
+            reasoning_tokens=reasoning - before.reasoning_tokens,
+            max_output_tokens=_last_cap(request, capped) if result.attempts else None,
+            cost_usd=max(result.cost_usd - before_usd, 0.0),  # bad outputs that were answered were paid for
             latency_s=ended - started,
             reused_from=None,
             batch_id=None,
             offline=cfg.adapter == "offline",
             response_json=None,
         )
+    own = _minus(result.usage, before)
+    started = max(result.started_at, capped[-1].ended_at) if capped else result.started_at
+    started = min(started, result.ended_at)
     return CallRow(
         **ctx.call_ids(),
         request_hash=request.request_hash,
@@ -132,21 +218,22 @@ def call_row(
         model=cfg.model,
         purpose=request.purpose,
         criterion_id=criterion_id,
-        started_at=result.started_at,
+        started_at=started,
         ended_at=result.ended_at,
         outcome="ok",
         error=None,
-        attempts=result.attempts,
+        attempts=result.attempts - len(capped),
         rate_limited=result.rate_limited,
         request_id=result.request_id,
-        input_tokens=result.usage.input_tokens,
-        cached_input_tokens=result.usage.cached_input_tokens,
-        output_tokens=result.usage.output_tokens,
-        reasoning_tokens=result.usage.reasoning_tokens,
-        cache_write_tokens=result.usage.cache_write_tokens,
-        cache_write_usd=cache_write_usd(cfg, result),
-        cost_usd=result.cost_usd,
-        latency_s=result.latency_s,
+        input_tokens=own.input_tokens,
+        cached_input_tokens=own.cached_input_tokens,
+        output_tokens=own.output_tokens,
+        reasoning_tokens=own.reasoning_tokens,
+        max_output_tokens=_last_cap(request, capped) if result.reused_from is None else None,
+        cache_write_tokens=own.cache_write_tokens,
+        cache_write_usd=cache_write_usd(cfg, result.model_copy(update={"usage": own})),
+        cost_usd=max(result.cost_usd - before_usd, 0.0),
+        latency_s=result.ended_at - started,
         reused_from=result.reused_from,
         batch_id=result.batch_id if result.reused_from is None else None,
         offline=result.offline,

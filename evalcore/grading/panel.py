@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from evalcore.config.models import PromptBudget, VendorConfig
 from evalcore.errors import VendorError
-from evalcore.grading.calls import GradingContext, call_row
+from evalcore.grading.calls import GradingContext, call_rows
 from evalcore.grading.scoring import PanelVerdicts, Verdict
 from evalcore.prompts import RenderedPrompt, render_rubric, rubric_prefix
 from evalcore.schema import CallRow, Criterion, RubricAnswer, Submission, Task, VerdictRow
@@ -115,7 +115,7 @@ async def run_panel(
         )
         res = PanelResult()
         for (criterion, _), request, reply in zip(prompts, requests, replies, strict=True):
-            res.calls.append(call_row(ctx, cfg, request, reply, criterion_id=criterion.id))
+            res.calls.extend(call_rows(ctx, cfg, request, reply, criterion_id=criterion.id))
             verdict: Verdict
             if isinstance(reply, VendorError):
                 verdict, reasoning, abstain_reason = "abstain", "", str(reply)

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 
 from evalcore.config.models import VendorConfig
 from evalcore.schema import Criterion, Deliverable, SourceDocument
+from evalcore.vendors.output_cap import output_cap
 from evalcore.vendors.protocol import JudgeRequest
 
 PROMPT_DIR = Path(__file__).parent
@@ -198,7 +199,10 @@ class RenderedPrompt:
             varying_suffix=self.suffix,
             schema_name=self.schema.__name__,
             estimated_input_tokens=self.estimated_tokens(chars_per_token),
-            max_output_tokens=vendor.max_output_tokens,
+            # sized from the effort and the answer schema, the configured value its floor; the hash
+            # keeps the configured value, so runs before the rule are still served (an answer stored
+            # as ok did not stop at its cap, whatever the cap was)
+            max_output_tokens=output_cap(vendor, self.schema),
         )
 
 

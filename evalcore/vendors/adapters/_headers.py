@@ -125,6 +125,19 @@ def parse_retry_after(
     return None
 
 
+def parse_should_retry(headers: Mapping[str, str] | Iterable[tuple[str, str | bytes]] | None) -> bool | None:
+    """The server's `x-should-retry` verdict on an error answer: True, False, or None without one.
+
+    Read exactly as openai 3.57 and anthropic 2.14 read it (`_should_retry` in their `_base_client`):
+    only the values "true" and "false" count, anything else is no verdict."""
+    value = _lower(headers).get("x-should-retry")
+    if value == "true":
+        return True
+    if value == "false":
+        return False
+    return None
+
+
 def parse_rate_info(
     headers: Mapping[str, str] | Iterable[tuple[str, str | bytes]] | None, now_epoch: float | None = None
 ) -> RateInfo:

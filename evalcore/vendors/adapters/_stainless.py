@@ -17,7 +17,12 @@ from typing import Any
 import httpx2
 
 from evalcore.errors import ErrorKind
-from evalcore.vendors.adapters._headers import RateInfo, parse_rate_info, parse_retry_after
+from evalcore.vendors.adapters._headers import (
+    RateInfo,
+    parse_rate_info,
+    parse_retry_after,
+    parse_should_retry,
+)
 from evalcore.vendors.adapters.common import Classified, request_written
 
 
@@ -55,16 +60,20 @@ class StainlessErrors:
         if isinstance(exc, self.sdk.APIConnectionError | self.sdk.APIResponseValidationError):
             return Classified(ErrorKind.TRANSIENT)
         if isinstance(exc, self.sdk.APIStatusError):
-            retry_after = parse_retry_after(exc.response.headers)
-            status = exc.status_code
-            if status == 429:
-                if self.out_of_credit(exc):  # waiting will not help
-                    return Classified(ErrorKind.FATAL)
-                return Classified(ErrorKind.RATE_LIMITED, retry_after)
-            if status >= 500 or status in self.transient_statuses:
-                return Classified(ErrorKind.TRANSIENT, retry_after)
-            return Classified(ErrorKind.FATAL)
+            headers = exc.response.headers
+            # the server's x-should-retry overrides the status either way (`evalcore.vendors.retry`)
+            return Classified(self._kind(exc), parse_retry_after(headers), parse_should_retry(headers))
         return None
+
+    def _kind(self, exc: Any) -> ErrorKind:
+        """The kind an HTTP error answer's status (and body) says."""
+        status = exc.status_code
+        if status == 429:
+            # an exhausted account: waiting will not help
+            return ErrorKind.FATAL if self.out_of_credit(exc) else ErrorKind.RATE_LIMITED
+        if status >= 500 or status in self.transient_statuses:
+            return ErrorKind.TRANSIENT
+        return ErrorKind.FATAL
 
 
 def pooled_http_client(sdk: ModuleType, connections: int) -> httpx2.AsyncClient:

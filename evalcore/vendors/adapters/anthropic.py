@@ -108,7 +108,9 @@ class AnthropicVendor(SDKAdapter[anthropic.AsyncAnthropic, anthropic.AsyncAPIRes
         if not isinstance(message, Message):
             raise NonModelBody(f"HTTP {raw.status_code}: the body is not a Message")
         usage, text, problem = read_message(message)
-        return Answer(usage, text, problem, raw.request_id or message.id, rate=parse_rate_info(raw.headers))
+        # max_tokens counts thinking too: a stop there is retried with a larger cap
+        return Answer(usage, text, problem, raw.request_id or message.id, rate=parse_rate_info(raw.headers),
+                      capped=message.stop_reason == "max_tokens")
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:
         return _ERRORS.rate_info(exc) or super().rate_info(exc)

@@ -29,11 +29,12 @@ from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
 import pydantic
 
 from evalcore.config.models import VendorConfig
-from evalcore.errors import ErrorKind, VendorError
+from evalcore.errors import CappedAttempt, ErrorKind, VendorError
 from evalcore.vendors.adapters._headers import RateInfo
 from evalcore.vendors.budget import RateBudget, Reservation
 from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.vendors.in_flight import PRIOR_LATENCY_S, InFlightLimiter
+from evalcore.vendors.output_cap import retry_cap
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage
 from evalcore.vendors.retry import Failure, RetryState, next_delay
 
@@ -64,10 +65,12 @@ def request_written() -> None:
 
 
 class Classified(NamedTuple):
-    """`classify(exc)`'s answer: the kind of failure and the server's retry-after, if any."""
+    """`classify(exc)`'s answer: the kind of failure, the server's retry-after and its
+    `x-should-retry` verdict (`evalcore.vendors.retry`), if any."""
 
     kind: ErrorKind
     retry_after_s: float | None = None
+    should_retry: bool | None = None
 
 
 class BadOutput(Exception):
@@ -82,10 +85,13 @@ class BadOutput(Exception):
         request_id: str | None = None,
         rate: RateInfo | None = None,
         output_text: str | None = None,
+        capped: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.output_text = output_text
+        self.capped = capped
+        """The answer stopped at its output-token cap (retried once with a larger one)."""
         self.usage = usage
         self.cost_usd = cost_usd
         self.request_id = request_id
@@ -119,6 +125,9 @@ class Answer:
     cost_usd: float | None = None
     """The vendor's own figure for the attempt (xAI), or None: priced from the configured table."""
     rate: RateInfo | None = None
+    capped: bool = False
+    """The answer stopped at its output-token cap (`problem` says so too): OpenAI `incomplete` for
+    `max_output_tokens`, Anthropic `stop_reason` `max_tokens`, xAI `REASON_MAX_LEN`."""
 
 
 def validate_output(schema: type[M], text: str, **billing: Any) -> M:
@@ -329,6 +338,7 @@ class AdapterBase(ABC, Generic[C]):
         request_id: str | None,
         billed: Usage | None = None,
         cost: float = 0.0,
+        capped: tuple[CappedAttempt, ...] = (),
     ) -> VendorError:
         b = billed or Usage()
         return VendorError(
@@ -341,6 +351,7 @@ class AdapterBase(ABC, Generic[C]):
             request_id=request_id,
             billed_tokens=(b.input_tokens, b.cached_input_tokens, b.output_tokens, b.reasoning_tokens),
             cost_usd=cost,
+            capped=capped,
         )
 
     async def _run(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T] | VendorError:
@@ -366,10 +377,17 @@ class AdapterBase(ABC, Generic[C]):
         vendor's latency and is left out. Each
         attempt's own time on the wire (send to answer or failure) feeds the in-flight cap's
         latency estimate; a cancelled attempt, whose latency is unknown, does not.
+
+        An answer that stopped at its output-token cap is retried once, at once, with a larger cap
+        (`evalcore.vendors.output_cap.retry_cap`; the policy's rule): the request is sent from then on
+        with that cap (its hash unchanged: it is the same call), the budget and the cost cap reserve
+        for it, and the truncated attempt goes into the reply (or the final error) as a
+        `CappedAttempt`, its own row in the calls table.
         """
         billed = Usage()
         cost = 0.0
         request_id: str | None = None
+        capped: list[CappedAttempt] = []
         estimate = self.estimate_tokens(request)
         started: float | None = None
         while True:
@@ -397,6 +415,7 @@ class AdapterBase(ABC, Generic[C]):
             rate: RateInfo | None = None
             counted: int | None = None  # tokens the vendor counted for a failed attempt, if known
             worst = worst_case_usd(self.cfg, request) if self.spend_guard is not None else 0.0
+            attempt_usage: Usage | None = None  # what a billed bad answer of this attempt used
             attempt_cost = 0.0
             try:
                 if self.spend_guard is not None and not (await self.spend_guard.reserve([worst]))[0]:
@@ -428,12 +447,14 @@ class AdapterBase(ABC, Generic[C]):
                     reservation.settle(None)
                 raise
             except Exception as exc:
-                kind, retry_after = self.classify(exc)
-                failure = Failure(kind, retry_after, self._cause(exc))
+                verdict = self.classify(exc)
+                failure = Failure(verdict.kind, verdict.retry_after_s, self._cause(exc), verdict.should_retry,
+                                  truncated=isinstance(exc, BadOutput) and exc.capped)
                 rate = self.rate_info(exc)
                 if isinstance(exc, BadOutput):
                     request_id = exc.request_id or request_id
                     if exc.usage is not None:
+                        attempt_usage = exc.usage
                         counted = exc.usage.input_tokens + exc.usage.output_tokens
                         billed += exc.usage
                         cost += exc.cost_usd if exc.cost_usd is not None else self._price(exc.usage)
@@ -458,6 +479,7 @@ class AdapterBase(ABC, Generic[C]):
                     vendor=self.name,
                     model=self.model,
                     offline=self.is_offline,
+                    capped=capped,
                 )
             if reservation is not None:
                 reservation.settle(counted)  # None keeps the estimate (e.g. a timeout: unknown)
@@ -466,6 +488,23 @@ class AdapterBase(ABC, Generic[C]):
                 self.budget.on_rate_limited(failure.retry_after_s)
             self._observe(rate)
             delay = self._next_delay(failure, state, self._clock() - started)
+            cap = request.max_output_tokens or self.cfg.max_output_tokens
+            larger = retry_cap(cap) if failure.truncated else None
+            if failure.truncated and delay is not None and larger is None:
+                delay = None  # the cap cannot grow: a retry would stop at it again
+            if delay is not None and larger is not None:
+                ended_at = self._epoch + self._clock()
+                capped.append(CappedAttempt(
+                    max_output_tokens=cap,
+                    reason=f"{failure.cause}; retried at a {larger:,}-token cap",
+                    usage=(attempt_usage or Usage()).model_dump(),
+                    cost_usd=attempt_cost,
+                    request_id=request_id,
+                    started_at=ended_at if sent is None else min(self._epoch + sent, ended_at),
+                    ended_at=ended_at,
+                ))
+                request = request.model_copy(update={"max_output_tokens": larger})
+                estimate = self.estimate_tokens(request)
             if delay is None:
                 log.warning(
                     "%s (%s): giving up after %d attempt(s): %s: %s",
@@ -475,7 +514,7 @@ class AdapterBase(ABC, Generic[C]):
                     failure.kind.value,
                     failure.cause,
                 )
-                return self._error(failure.kind, failure.cause, state, request_id, billed, cost)
+                return self._error(failure.kind, failure.cause, state, request_id, billed, cost, tuple(capped))
             log.info(
                 "%s (%s): attempt %d failed (%s), retrying in %.2fs: %s",
                 self.name,
@@ -595,6 +634,6 @@ class SDKAdapter(AdapterBase[C], Generic[C, R]):
             "rate": answer.rate,
         }
         if answer.problem is not None:
-            raise BadOutput(answer.problem, **billing)
+            raise BadOutput(answer.problem, capped=answer.capped, **billing)
         output = validate_output(schema, answer.text, **billing)
         return Attempt(output, answer.usage, answer.request_id, answer.cost_usd, answer.rate)

@@ -84,6 +84,12 @@ def _refusal(response: Response) -> str | None:
     return None
 
 
+def stopped_at_cap(response: Response) -> bool:
+    """The answer ended at `max_output_tokens` (reasoning counts inside it): retried with a larger cap."""
+    details = response.incomplete_details
+    return response.status == "incomplete" and details is not None and details.reason == "max_output_tokens"
+
+
 def read_response(response: Response) -> tuple[Usage, str, str | None]:
     """(usage, output text, why the answer is unusable or None), online and in batch results."""
     if response.status == "incomplete":
@@ -141,7 +147,8 @@ class OpenAIVendor(SDKAdapter[openai.AsyncOpenAI, LegacyAPIResponse[Any]]):
         if not isinstance(response, Response):
             raise NonModelBody(f"HTTP {raw.status_code}: the body is not a Responses object")
         usage, text, problem = read_response(response)
-        return Answer(usage, text, problem, raw.request_id or response.id, rate=parse_rate_info(raw.headers))
+        return Answer(usage, text, problem, raw.request_id or response.id, rate=parse_rate_info(raw.headers),
+                      capped=stopped_at_cap(response))
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:
         return _ERRORS.rate_info(exc) or super().rate_info(exc)

@@ -144,7 +144,8 @@ class XAIVendor(SDKAdapter[xai_sdk.AsyncClient, Response]):
 
     async def _read(self, raw: Response) -> Answer:
         usage, text, problem = read_chat_response(raw)
-        return Answer(usage, text, problem, raw.id or None, cost_usd=raw.cost_usd)
+        return Answer(usage, text, problem, raw.id or None, cost_usd=raw.cost_usd,
+                      capped=raw.finish_reason == "REASON_MAX_LEN")
 
     def rate_info(self, exc: BaseException) -> RateInfo | None:
         if isinstance(exc, grpc.aio.AioRpcError):

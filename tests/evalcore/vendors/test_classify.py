@@ -98,8 +98,8 @@ def test_http_status_codes_classify_by_meaning(sdk: Any, status: int, kind: Erro
 def test_a_429_carries_the_servers_retry_after(
     sdk: Any, headers: dict[str, str], expected: float | None
 ) -> None:
-    kind, retry_after = vendor(sdk.__name__).classify(http_error(sdk, 429, headers))
-    assert kind is R and retry_after == expected
+    verdict = vendor(sdk.__name__).classify(http_error(sdk, 429, headers))
+    assert verdict.kind is R and verdict.retry_after_s == expected and verdict.should_retry is None
 
 
 @pytest.mark.parametrize("sdk", [openai, anthropic], ids=["openai", "anthropic"])
@@ -164,7 +164,5 @@ def test_grpc_message_too_large_is_fatal_not_a_rate_limit() -> None:
 def test_grpc_trailing_metadata_gives_the_retry_after(
     trailing: tuple[tuple[str, str], ...], expected: float | None
 ) -> None:
-    kind, retry_after = vendor("xai").classify(
-        rpc_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down", trailing)
-    )
-    assert kind is R and retry_after == expected
+    verdict = vendor("xai").classify(rpc_error(grpc.StatusCode.RESOURCE_EXHAUSTED, "slow down", trailing))
+    assert verdict.kind is R and verdict.retry_after_s == expected
