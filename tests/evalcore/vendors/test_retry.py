@@ -261,3 +261,56 @@ async def test_a_call_cancelled_as_its_attempt_finishes_is_cancelled_not_answere
     # had already returned) leaves its answer
     assert isinstance(outcome[0], asyncio.CancelledError) if accepted else not isinstance(outcome[0], BaseException)
     assert v.sent  # the attempt was made either way
+
+
+# ------------------------------------------------------------------ the server's x-should-retry
+
+
+@pytest.mark.parametrize("kind", [ErrorKind.RATE_LIMITED, ErrorKind.TRANSIENT, ErrorKind.TIMEOUT])
+def test_should_retry_false_is_never_retried_whatever_the_kind(kind: ErrorKind) -> None:
+    f = Failure(kind, None, "x", should_retry=False)
+    assert next_delay(POLICY, f, _state(1, f), 0.0, RNG) is None
+
+
+def test_should_retry_true_retries_a_fatal_status_within_max_attempts_and_the_deadline() -> None:
+    f = Failure(ErrorKind.FATAL, 2.0, "400", should_retry=True)
+    assert next_delay(POLICY, f, _state(1, f), 0.0, RNG) == 2.0  # the server's retry-after still holds
+    assert next_delay(POLICY, f, _state(5, f), 0.0, RNG) is None
+    assert next_delay(POLICY, f, _state(1, f), 99.0, RNG) is None
+
+
+@pytest.mark.parametrize(
+    "kind", [ErrorKind.RATE_LIMITED, ErrorKind.TRANSIENT, ErrorKind.TIMEOUT, ErrorKind.BAD_OUTPUT, ErrorKind.FATAL]
+)
+def test_no_header_leaves_the_kind_to_decide(kind: ErrorKind) -> None:
+    f = Failure(kind, None, "x")
+    retried = next_delay(POLICY, f, _state(1, f), 0.0, RNG) is not None
+    assert retried == (kind is not ErrorKind.FATAL)
+
+
+# ------------------------------------------------------------------ an answer stopped at its output cap
+
+
+def test_a_truncated_answer_is_retried_once_at_once_and_not_counted_as_a_bad_output() -> None:
+    f = Failure(ErrorKind.BAD_OUTPUT, None, "truncated output", truncated=True)
+    first = _state(1, f)
+    assert (first.truncations, first.bad_outputs) == (1, 0)
+    assert next_delay(POLICY, f, first, 0.0, RNG) == 0.0
+    second = RetryState(attempts=2, truncations=1)
+    second.record(f)
+    assert next_delay(POLICY, f, second, 0.0, RNG) is None
+
+
+def test_a_truncation_retry_leaves_the_bad_output_allowance_whole() -> None:
+    truncated = Failure(ErrorKind.BAD_OUTPUT, None, "truncated output", truncated=True)
+    malformed = Failure(ErrorKind.BAD_OUTPUT, None, "not json")
+    state = _state(1, truncated)
+    state.attempts = 2
+    state.record(malformed)  # POLICY allows one bad output retry: this is it
+    assert next_delay(POLICY, malformed, state, 0.0, RNG) is not None
+
+
+def test_a_truncation_retry_past_the_deadline_or_max_attempts_is_not_sent() -> None:
+    f = Failure(ErrorKind.BAD_OUTPUT, None, "truncated output", truncated=True)
+    assert next_delay(POLICY, f, _state(1, f), 100.0, RNG) is None
+    assert next_delay(POLICY, f, _state(5, f), 0.0, RNG) is None
