@@ -116,11 +116,14 @@ def test_the_readme_links_every_page_of_docs() -> None:
 
 
 def test_the_readme_maps_the_packages_a_newcomer_looks_for() -> None:
-    """The gate, the rate budget and the batch journal are found from folder names alone."""
+    """The gate, the rate budget, the batch journal, the run folder's layout, where a sweep starts
+    its actors and where a call is counted as paid are found from folder names alone."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     for package, module in [("evalcore/grading/", "scoring.py"), ("evalcore/vendors/", "budget.py"),
-                            ("evalcore/vendors/batch/", "journal.py")]:
+                            ("evalcore/vendors/batch/", "journal.py"), ("evalcore/storage/", "run_folder.py"),
+                            ("jobs/sweep/", "startup.py")]:
         assert f"`{package}`" in readme and (REPO / package / module).is_file(), package
+    assert "`evalcore/call_accounting.py`" in readme and (REPO / "evalcore" / "call_accounting.py").is_file()
 
 
 def test_a_module_over_500_lines_says_why_it_is_one_module() -> None:

@@ -121,7 +121,8 @@ def grade(
 
         tribunal grade examples/sample/tasks/real-estate/psa-key-terms/scenario-01 -d memo.md --vendors emulated
     """
-    from jobs.cli.grade_one import grade_one, render_grade
+    from jobs.cli.grade_one import grade_one
+    from jobs.display.grade import render_grade
 
     try:
         result = grade_one(task_dir, deliverable, vendors, audit, config)

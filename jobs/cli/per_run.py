@@ -39,7 +39,8 @@ def reduce_cmd(
 
     Example: `tribunal reduce runs/<run_id>`
     """
-    from jobs.per_run.reduce import reduce_run, render_leaderboard
+    from jobs.display.leaderboard import render_leaderboard
+    from jobs.per_run.reduce import reduce_run
 
     fmt = output_format(fmt, json_out)
     console = Console()
@@ -116,7 +117,8 @@ def calibrate_cmd(
 
     Example: `tribunal calibrate runs/demo --labels examples/sample/ground_truth.json`
     """
-    from jobs.per_run.calibrate import calibrate_run, render_calibration
+    from jobs.display.calibration import render_calibration
+    from jobs.per_run.calibrate import calibrate_run
 
     fmt = output_format(fmt, json_out)
     try:
@@ -155,7 +157,8 @@ def compare_cmd(
 
     Example: `tribunal compare runs/<run_a> runs/<run_b> --out compare.json`
     """
-    from jobs.per_run.compare import compare_runs, render_comparison
+    from jobs.display.comparison import render_comparison
+    from jobs.per_run.compare import compare_runs
 
     fmt = output_format(fmt, json_out)
     try:
@@ -199,7 +202,8 @@ def status(
 
         tribunal status runs/run-2f1c0a9b3d4e --check
     """
-    from jobs.per_run.status import render_status, run_status
+    from jobs.display.status import render_status
+    from jobs.per_run.status import run_status
 
     fmt = output_format(fmt, as_json)
     use_endpoint(endpoint_url)
@@ -244,7 +248,8 @@ def purge(
 
         tribunal purge runs/run-2f1c0a9b3d4e
     """
-    from jobs.per_run.purge import purge_counts, purge_run, render_purge, written_at
+    from jobs.display.purge import render_purge
+    from jobs.per_run.purge import purge_counts, purge_run, written_at
 
     use_endpoint(endpoint_url)
     console = Console(stderr=True)

@@ -34,7 +34,7 @@ from jobs.cli.common import (
     sweep_exit_code,
     use_endpoint,
 )
-from jobs.cli.sweep_report import print_detached, print_summary
+from jobs.display.sweep_summary import print_detached, print_summary
 from jobs.sweep.prepare import SweepCommand
 
 
@@ -174,7 +174,8 @@ def run_sweep_command(cmd: SweepCommand) -> None:
 
 
 def _reduce_and_show(run_uri: str) -> None:
-    from jobs.per_run.reduce import reduce_run, render_leaderboard
+    from jobs.display.leaderboard import render_leaderboard
+    from jobs.per_run.reduce import reduce_run
 
     lb = reduce_run(run_uri)
     render_leaderboard(lb, Console())

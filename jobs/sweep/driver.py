@@ -26,7 +26,7 @@ Shape of a run (`run_sweep` is this list, one named step each):
    grades its submissions with `evalcore.grade_submission` and writes its rows as one shard of
    every table;
 6. the driver shows progress (also as Ray metrics, `jobs.sweep.metrics`) and listens for Ctrl-C
-   (`jobs.sweep.console`), and at the end writes the attempt's summary, the rejections and
+   (`jobs.display.progress`), and at the end writes the attempt's summary, the rejections and
    `_SUCCESS.json` (`finish`); once the tables are all written, what the run's batches left at
    the vendors is purged (`jobs.per_run.purge`).
 
@@ -60,9 +60,7 @@ from evalcore.storage.store import (
 )
 from evalcore.vendors.batch.journal import load_all, read_all
 from evalcore.vendors.preflight import require_keys
-from jobs.per_run.purge import purge_after_sweep
-from jobs.sweep import vendor_pool
-from jobs.sweep.console import (
+from jobs.display.progress import (
     Interrupt,
     JournalSnapshot,
     SweepProgress,
@@ -72,6 +70,8 @@ from jobs.sweep.console import (
     print_failed_shard,
     print_warnings,
 )
+from jobs.per_run.purge import purge_after_sweep
+from jobs.sweep import vendor_pool
 from jobs.sweep.cost_watch import CostWatch
 from jobs.sweep.governance import check_batch_allowed, governed_caches, local_caches
 from jobs.sweep.identity import (
@@ -171,7 +171,7 @@ def load_inputs(opts: SweepOptions, console: Console, ocr_uri: str | None = None
 
 def read_journal(run_uri: str, console: Console) -> JournalSnapshot:
     """What the run's batch journal says before this command sends anything (batch mode): the end of
-    the sweep reports what changed (`jobs.sweep.console.journal_events`). Reads only; informative."""
+    the sweep reports what changed (`jobs.display.progress.journal_events`). Reads only; informative."""
     try:
         return journal_snapshot(read_all(run_uri)[0])
     except (TribunalError, OSError, ValueError) as exc:
@@ -361,7 +361,7 @@ def finish(
     An attempt that finished has written every table: then, before its summary, what its batches
     left at the vendors is purged (`jobs.per_run.purge`, `data_governance.purge`; never before the tables:
     a resumed run may collect a batch again). In batch mode the summary also says what recovery
-    did to the run's batches since `journal_before` (`jobs.sweep.console.journal_events`).
+    did to the run's batches since `journal_before` (`jobs.display.progress.journal_events`).
     """
     capped = watch.capped()
     if not summary.interrupted and not capped:

@@ -15,7 +15,7 @@ Where they are recorded:
   budget use) at each `stats` call, which the driver makes about once a second while shards are in
   flight (`jobs.sweep.shard_window.InFlight.finished` waits at most 1 s).
 * **`SweepMetrics`, in the driver** (`jobs.sweep.driver`): submissions done/total, spend against the
-  estimate, calls per second per vendor (the figures of the progress line, `jobs.sweep.console`), ETA —
+  estimate, calls per second per vendor (the figures of the progress line, `jobs.display.progress`), ETA —
   at start and each time the driver collects finished shards (about once a second).
 
 Two properties of Ray 2.60's export shape this (measured): a gauge that is not recorded again is

@@ -1,7 +1,7 @@
 """What a sweep takes (`SweepOptions`, which the CLI maps its flags onto) and what it reports (`SweepSummary`).
 
 Kept apart from the driver so the run's identity (`jobs.sweep.identity`), the console
-(`jobs.sweep.console`) and the CLI can name these without importing the driver's steps.
+(`jobs.display.progress`) and the CLI can name these without importing the driver's steps.
 """
 
 from __future__ import annotations
@@ -147,7 +147,7 @@ class SweepSummary:
     """What the purge at the end did at the vendors (`jobs.per_run.purge.purge_after_sweep`; empty: no batches)."""
     journal_events: list[str] = field(default_factory=list)
     """Batch mode: what recovery did to the run's batches in this command, one line each (a lost batch
-    and why, a journal record set aside as `file: reason`; `jobs.sweep.console.journal_events`)."""
+    and why, a journal record set aside as `file: reason`; `jobs.display.progress.journal_events`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able view (for _SUCCESS.json and --json)."""

@@ -11,7 +11,8 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from jobs.cli.app import app
-from jobs.per_run.reduce import reduce_run, render_leaderboard
+from jobs.display.leaderboard import render_leaderboard
+from jobs.per_run.reduce import reduce_run
 from tests.jobs.conftest import SAMPLE
 from tests.runfolder import build_run, synthetic_ground_truth
 

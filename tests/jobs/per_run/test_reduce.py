@@ -12,7 +12,8 @@ from rich.console import Console
 from evalcore.errors import StorageError
 from evalcore.results.leaderboard import Leaderboard
 from evalcore.storage.run_folder import LEADERBOARD_AREAS_PARQUET, LEADERBOARD_JSON, LEADERBOARD_PARQUET
-from jobs.per_run.reduce import load_leaderboard, reduce_run, render_leaderboard
+from jobs.display.leaderboard import render_leaderboard
+from jobs.per_run.reduce import load_leaderboard, reduce_run
 from tests.conftest import create_bucket, s3_client, upload_tree
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 

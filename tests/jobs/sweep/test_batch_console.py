@@ -23,7 +23,7 @@ from evalcore.config.models import TribunalConfig
 from evalcore.emulators import BatchSettings, EmulatorConfig, OfflineResponder
 from evalcore.emulators._set import start_in_thread
 from evalcore.vendors.batch.journal import BatchRecord
-from jobs.cli.sweep_report import print_summary
+from jobs.display.sweep_summary import print_summary
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions
 from tests.jobs.sweep.test_batch_sweep import _config

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from rich.console import Console
 
-from jobs.sweep.console import SweepProgress
+from jobs.display.progress import SweepProgress
 
 
 def _detail(stats: dict[str, dict[str, float]]) -> str:

@@ -12,7 +12,7 @@ from rich.console import Console
 from evalcore.grading.calls import GradingContext
 from evalcore.grading.grade import GradeResult
 from evalcore.schema import CallRow, SubmissionRow
-from jobs.sweep.console import Interrupt, print_failed_shard
+from jobs.display.progress import Interrupt, print_failed_shard
 from jobs.sweep.options import FAILED_SHARD_TRACE_CHARS, SweepSummary
 from jobs.sweep.shard_work import ShardResult
 
@@ -89,7 +89,7 @@ def test_further_presses_reach_on_interrupt_for_a_subclass_to_act_on() -> None:
 
 
 def test_a_detach_pass_progress_says_submitting_batches_and_shows_paid_collected_and_awaiting_apart() -> None:
-    from jobs.sweep.console import SweepProgress
+    from jobs.display.progress import SweepProgress
 
     summary = SweepSummary(run_id="r", run_uri="u", awaiting_batches=30, graded=2, cost_usd=0.5,
                            collected_calls=1200, collected_usd=9.75)

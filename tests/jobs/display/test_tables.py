@@ -42,13 +42,18 @@ from evalcore.tables import (
 )
 from evalcore.vendors.batch.journal import BatchRecord
 from jobs.cli.app import app
-from jobs.cli.estimate import estimate_blocks, render_estimate
-from jobs.cli.grade_one import grade_one, render_grade
-from jobs.cli.sweep_report import print_summary
-from jobs.per_run.calibrate import calibrate_run, calibration_blocks, render_calibration
-from jobs.per_run.compare import compare_runs, comparison_blocks, render_comparison
-from jobs.per_run.reduce import LEADERBOARD_COLUMNS, leaderboard_blocks, reduce_run, render_leaderboard
-from jobs.per_run.status import RunStatus, render_status, status_blocks
+from jobs.cli.grade_one import grade_one
+from jobs.display.calibration import calibration_blocks, render_calibration
+from jobs.display.comparison import comparison_blocks, render_comparison
+from jobs.display.estimate import estimate_blocks, render_estimate
+from jobs.display.grade import render_grade
+from jobs.display.leaderboard import LEADERBOARD_COLUMNS, leaderboard_blocks, render_leaderboard
+from jobs.display.status import render_status, status_blocks
+from jobs.display.sweep_summary import print_summary
+from jobs.per_run.calibrate import calibrate_run
+from jobs.per_run.compare import compare_runs
+from jobs.per_run.reduce import reduce_run
+from jobs.per_run.status import RunStatus
 from jobs.sweep.options import SweepSummary
 from tests.jobs.conftest import SAMPLE
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth

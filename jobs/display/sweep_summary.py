@@ -1,9 +1,4 @@
-"""What `tribunal sweep` prints when it ends: the summary of what this command did, by who paid,
-and -- for a `--detach` pass -- what it submitted and when to come back, with the command that does.
-
-Apart from `jobs.cli.sweep` so the command module stays the options and their flow; the figures
-themselves are the sweep's (`jobs.sweep.options.SweepSummary`).
-"""
+"""What a sweep did, in the terminal at its end: counts, cost, batches, and the command that carries a detached run on."""
 
 from __future__ import annotations
 
@@ -13,11 +8,12 @@ from rich.console import Console
 
 from evalcore.config.models import VendorMode
 from evalcore.emulation import EmulationOptions
-from jobs.sweep.console import print_journal_events
+from jobs.display.progress import print_journal_events
 from jobs.sweep.prepare import SweepCommand
 
 if TYPE_CHECKING:
     from jobs.sweep.options import SweepSummary
+
 
 _BATCH_KEYS = frozenset({"awaiting_batches", "collected_calls", "collected_usd", "awaiting_calls",
                          "batch_requests_submitted"})

@@ -1,0 +1,63 @@
+"""A calibration in the terminal: each judge, the panel and the auditor against expert labels."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.text import Text
+
+from evalcore.results.calibrate import Calibration
+from evalcore.results.leaderboard import ALL_AREAS
+from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
+from jobs.display.leaderboard import CI_MARKUP, interval_cell, interval_column
+
+
+def calibration_blocks(cal: Calibration) -> list[Block]:
+    """The calibration as `tribunal calibrate` prints it: judges, panel, auditor, notes."""
+    blocks: list[Block] = [Text.from_markup(
+        f"[bold]Calibration of run {escape(cal.run_id)}[/] against {escape(cal.labels)}: {cal.labelled_submissions} "
+        f"labelled submissions, {cal.matched_submissions} graded complete, {cal.not_in_run} not in the run, "
+        f"{cal.not_complete} not complete. 95% bootstrap CIs over submissions.")]
+    t = TableSpec([Column("judge", "id"), Column("area", "id"), Column("items", "number"),
+                   interval_column("accuracy", "accuracy"), interval_column("Cohen κ", "kappa"),
+                   interval_column("false pass", "false_pass_rate"), interval_column("false fail", "false_fail_rate")],
+                  title="Judges against the experts", box=box.SIMPLE_HEAVY)
+    for r in cal.judges:
+        if r.area == ALL_AREAS:
+            t.add_row(r.judge, r.area, Cell(str(r.items), r.items), interval_cell(r.accuracy),
+                      interval_cell(r.kappa, percent=False, digits=2, ci=" [dim][{low:.2f}–{high:.2f}][/dim]"),
+                      interval_cell(r.false_pass_rate), interval_cell(r.false_fail_rate))
+    blocks.append(t)
+    p = cal.panel
+    blocks.append(Text.from_markup(
+        f"Panel vs experts' all-pass on {p.submissions} fully labelled submissions "
+        f"({p.expert_all_pass} all-pass): panel task-score error {p.task_score_error.text(ci=CI_MARKUP)}, "
+        f"majority all-pass error {p.majority_error.text(ci=CI_MARKUP)}; "
+        + "; ".join(f"{escape(j)} {e.text(ci=CI_MARKUP)}" for j, e in p.judge_error.items())
+        + (f"; panel − best judge ({escape(p.best_judge)}) {p.panel_minus_best_judge.text(ci=CI_MARKUP)}"
+           if p.best_judge else "")))
+    a = cal.auditor
+    t = TableSpec([Column("category", "id"), Column("labelled", "number"), Column("found", "number"),
+                   interval_column("recall", "recall"), Column("confirmed", "number"), Column("true", "number"),
+                   interval_column("precision", "precision")],
+                  title=f"Auditor on {a.audited_submissions} audited labelled submissions", box=box.SIMPLE_HEAVY)
+    for c in a.by_category:
+        t.add_row(c.category, Cell(str(c.labelled), c.labelled), Cell(str(c.found), c.found), interval_cell(c.recall),
+                  Cell(str(c.confirmed), c.confirmed), Cell(str(c.true), c.true), interval_cell(c.precision))
+    t.add_row(Cell(Text("all", style="bold"), "all"), Cell(str(a.labelled), a.labelled), Cell(str(a.found), a.found),
+              interval_cell(a.recall), Cell(str(a.confirmed), a.confirmed),
+              Cell(str(a.true_confirmed), a.true_confirmed), interval_cell(a.precision))
+    blocks.append(t)
+    blocks.append(Text.from_markup(
+        f"Stage 1 recall {a.stage1_recall.text(ci=CI_MARKUP)}; Stage 2 rejected {a.stage2_rejected_real} real and "
+        f"{a.stage2_rejected_not_real} unreal flags, confirmed {a.stage2_confirmed_not_real} unreal; "
+        f"{a.not_audited} labelled hallucination(s) in submissions not audited. "
+        f"Materiality (expert → auditor): {escape(str(a.materiality))}"))
+    blocks += [Text.assemble(("note: ", "yellow"), note) for note in cal.notes]
+    return blocks
+
+
+def render_calibration(cal: Calibration, console: Console | None = None, fmt: TableFormat = TableFormat.TABLE) -> None:
+    """Print `calibration_blocks` in `fmt`; the tables fit the console's width (never cut)."""
+    emit(console or Console(), calibration_blocks(cal), fmt)
