@@ -231,7 +231,7 @@ class AnthropicEmulator(HttpEmulator):
                               "params with model and messages", _anthropic_id("req_"), {})
             items.append(BatchItem(custom_id, self._parse(params, headers), params, _cache_breakpoints(params)))
         batch = self.batches.create("msgbatch_", "/v1/messages", items)
-        self.log.add("messages.batches.create", {"requests": len(items)}, object_id=batch.id)
+        self.log.add("messages.batches.create", {"requests": len(items)}, body, object_id=batch.id)
         for item in items:
             self.log.add("messages", self.retention_settings(item.body), item.body, model=item.request.model,
                          batch_id=batch.id, custom_id=item.custom_id)

@@ -61,6 +61,22 @@ def retention_settings(api: str, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def form_fields(form: Any) -> dict[str, Any]:
+    """A multipart upload's fields as the JSON object they encode (what the API defines them as):
+    `a[b]` fields nested, whole numbers as integers (multipart carries text), a file as its name
+    (the content is not logged)."""
+    out: dict[str, Any] = {}
+    for name, value in form.items():
+        text = value.filename if isinstance(value, web.FileField) else str(value)
+        parsed: Any = int(text) if text.isdigit() else text
+        if "[" in name and name.endswith("]"):
+            outer, inner = name[:-1].split("[", 1)
+            out.setdefault(outer, {})[inner] = parsed
+        else:
+            out[name] = parsed
+    return out
+
+
 def expiry_seconds(policy: Any, field: str) -> int | str:
     """The seconds of an `expires_after` / `output_expires_after` policy, or the error message."""
     if not isinstance(policy, dict) or policy.get("anchor") != "created_at":
@@ -399,9 +415,9 @@ class OpenAIEmulator(HttpEmulator):
             "filename": filename,
             "purpose": purpose,
             "status": "processed",
-            "expires_at": created + expires_s if expires_s is not None else None,
-            "status_details": None,
         }
+        if expires_s is not None:  # the OpenAPI document: an integer when the file expires, else absent
+            obj["expires_at"] = created + expires_s
         expires_clock = self.batches.now() + expires_s if expires_s is not None else None
         self._files[obj["id"]] = StoredFile(obj, data, expires_clock)
         return obj
@@ -428,8 +444,8 @@ class OpenAIEmulator(HttpEmulator):
             expires_s = checked
         data = upload.file.read()
         obj = self._new_file(upload.filename or "input.jsonl", purpose, data, expires_s)
-        self.log.add("files.create", {"purpose": purpose, "expires_after_s": expires_s},
-                     {"filename": obj["filename"], "purpose": purpose, "bytes": len(data)}, object_id=obj["id"])
+        self.log.add("files.create", {"purpose": purpose, "expires_after_s": expires_s}, form_fields(form),
+                     object_id=obj["id"])
         return web.json_response(obj)
 
     async def _file_list(self, request: web.Request) -> web.StreamResponse:
@@ -603,7 +619,7 @@ class OpenAIEmulator(HttpEmulator):
         at = int(batch.ended_at) if batch.ended_at else None
         meta = {k: v for k, v in batch.metadata.items()
                 if k not in ("input_file_id", "output_file_id", "error_file_id")}
-        return {
+        return _present({
             "id": batch.id,
             "object": "batch",
             "endpoint": batch.endpoint,
@@ -629,7 +645,7 @@ class OpenAIEmulator(HttpEmulator):
                 "failed": len(batch.items) - counts["succeeded"] - counts["processing"],
             },
             "metadata": meta or None,
-        }
+        })
 
     @staticmethod
     def _render_refused(batch: EmulatedBatch, created: bool) -> dict[str, Any]:
@@ -637,7 +653,7 @@ class OpenAIEmulator(HttpEmulator):
         at = int(batch.ended_at or batch.created_at)
         errors = None if created else {"object": "list", "data": [
             {"code": "token_limit_exceeded", "message": batch.refused, "param": None, "line": None}]}
-        return {
+        return _present({
             "id": batch.id,
             "object": "batch",
             "endpoint": batch.endpoint,
@@ -659,7 +675,7 @@ class OpenAIEmulator(HttpEmulator):
             "cancelled_at": None,
             "request_counts": {"total": 0, "completed": 0, "failed": 0},
             "metadata": meta or None,
-        }
+        })
 
     # -- rendering ------------------------------------------------------------------------------
 
@@ -698,7 +714,6 @@ class OpenAIEmulator(HttpEmulator):
             "previous_response_id": None,
             "reasoning": {"effort": req.reasoning_effort, "summary": None},
             "service_tier": "default",
-            "store": retention_settings("responses", body)["store"],
             "prompt_cache_retention": (
                 body.get("prompt_cache_retention") if body.get("prompt_cache_retention") in ("in_memory", "24h") else None
             ),
@@ -715,8 +730,7 @@ class OpenAIEmulator(HttpEmulator):
                 "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
                 "total_tokens": u.input_tokens + u.output_tokens,
             },
-            "user": None,
-            "metadata": {},
+            "metadata": {},  # no "user": deprecated, and a string when present (never null)
         }
 
     @staticmethod
@@ -756,6 +770,13 @@ class OpenAIEmulator(HttpEmulator):
             "service_tier": "default",
             "system_fingerprint": "fp_emulated",
         }
+
+
+def _present(batch: dict[str, Any]) -> dict[str, Any]:
+    """A Batch object without the optional fields that have no value: OpenAI's OpenAPI document
+    types them (timestamps, file ids, model, errors) as present-or-absent, never null; `metadata`
+    alone may be null."""
+    return {k: v for k, v in batch.items() if v is not None or k == "metadata"}
 
 
 def _page(items: list[dict[str, Any]], query: Any, default_limit: int = 20) -> dict[str, Any]:
