@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from evalcore.benchmark.validate import render
 from evalcore.benchmark.validate import validate as run_validation
 from evalcore.config.models import VendorMode
 from evalcore.errors import TribunalError
@@ -24,6 +23,7 @@ from jobs.cli.common import (
     output_format,
     print_error,
 )
+from jobs.display.validation import render
 
 
 def validate(

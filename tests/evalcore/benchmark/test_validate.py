@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
-from evalcore.benchmark.validate import render, validate
+from evalcore.benchmark.validate import validate
 
 
 @pytest.fixture
@@ -66,18 +65,6 @@ def test_report_summarises_tasks_criteria_documents_submissions_and_missing(clea
         ("weak", "real-estate/psa/scenario-01", "terms"),
     ]
     assert len(report.benchmark_hash) == 64
-
-
-def test_render_prints_tables_and_every_problem_as_file_colon_reason(clean_bench):
-    (clean_bench / "tasks" / "employment" / "severance" / "task.json").write_text("{")
-    report = validate(str(clean_bench))
-    console = Console(record=True, width=60)
-    render(report, console)
-    out = console.export_text()
-    assert "Tasks by area" in out and "Documents by type" in out
-    task_file = clean_bench / "tasks" / "employment" / "severance" / "task.json"
-    assert f"{task_file}: invalid JSON at line 1, column 2" in out  # one line despite the narrow console
-    assert "1 problem(s)" in out
 
 
 def test_unsupported_uri_scheme_is_a_problem_not_a_crash():

@@ -21,7 +21,6 @@ from rich.console import Console
 from rich.text import Text
 from typer.testing import CliRunner
 
-from evalcore.benchmark.validate import render as render_validation
 from evalcore.benchmark.validate import validate
 from evalcore.config.models import VendorMode
 from evalcore.grading.estimate import Estimate, VendorEstimate
@@ -50,6 +49,7 @@ from jobs.display.grade import render_grade
 from jobs.display.leaderboard import LEADERBOARD_COLUMNS, leaderboard_blocks, render_leaderboard
 from jobs.display.status import render_status, status_blocks
 from jobs.display.sweep_summary import print_summary
+from jobs.display.validation import render as render_validation
 from jobs.per_run.calibrate import calibrate_run
 from jobs.per_run.compare import compare_runs
 from jobs.per_run.reduce import reduce_run
