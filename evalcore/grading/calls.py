@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
+from pydantic import BaseModel, Field
+
 from evalcore.config.models import VendorConfig
 from evalcore.errors import CappedAttempt, VendorError
 from evalcore.schema import CallOutcome, CallRow
@@ -239,3 +241,45 @@ def call_row(
         offline=result.offline,
         response_json=result.output.model_dump_json(),
     )
+
+
+class TruncationRate(BaseModel):
+    """How often one vendor entry's answers for one purpose stopped at their output-token cap in a run.
+
+    Why here: the calls table is where truncations are recorded (`call_rows`), and both the estimate
+    (`OutputModel.from_run`, to count the retries a sweep will pay) and `tribunal calibrate` (to show
+    an operator which judge needs a larger `max_output_tokens`) read it with this one rule."""
+
+    vendor: str
+    purpose: str
+    calls: int = Field(description="Calls this run sent (rows not reused, sent, and not themselves a truncated attempt).")
+    truncated: int = Field(description="Attempts that stopped at their cap and were retried (rows with outcome truncated).")
+    rate: float = Field(description="truncated / calls: the share of calls that paid a truncation retry.")
+    truncated_output_tokens: float = Field(description="Mean output tokens billed per truncated attempt (about its cap).")
+    truncated_usd: float = Field(description="USD paid for the truncated attempts.")
+
+
+def truncation_rates(calls: Any) -> list[TruncationRate]:
+    """Per vendor entry and purpose, the truncation rate of a run's `calls` table (an Arrow table or
+    anything DuckDB reads; a table from before the `truncated` outcome simply has none)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.register("calls_in", calls)
+        rows = con.execute(
+            "SELECT vendor, purpose, "
+            "count(*) FILTER (WHERE outcome <> 'truncated') AS calls, "
+            "count(*) FILTER (WHERE outcome = 'truncated') AS truncated, "
+            "coalesce(avg(output_tokens) FILTER (WHERE outcome = 'truncated'), 0) AS out_tokens, "
+            "coalesce(sum(cost_usd) FILTER (WHERE outcome = 'truncated'), 0) AS usd "
+            "FROM calls_in WHERE reused_from IS NULL AND attempts > 0 AND purpose <> 'preflight' "
+            "GROUP BY vendor, purpose ORDER BY vendor, purpose"
+        ).fetchall()
+    finally:
+        con.close()
+    return [
+        TruncationRate(vendor=str(v), purpose=str(p), calls=int(n), truncated=int(t), rate=t / n if n else 0.0,
+                       truncated_output_tokens=float(out), truncated_usd=float(usd))
+        for v, p, n, t, out, usd in rows
+    ]

@@ -102,6 +102,16 @@ class OutputModel(BaseModel):
     )
     verify_share: float = Field(default=1.0, ge=0, le=1, description="Share of audits whose Stage 1 raises flags.")
     verify_flag_tokens: float = Field(default=600.0, ge=0, description="Stage 2 suffix: flags and their passages.")
+    truncation_rate: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Share of calls whose answer stopped at its output cap and was retried, vendor -> purpose "
+        "(measured on a run: `evalcore.grading.calls.truncation_rates`); each adds a paid attempt. None "
+        "assumed without a run: the caps are sized for the effort (`evalcore.vendors.output_cap`).",
+    )
+    truncated_output_tokens: dict[str, dict[str, float]] = Field(
+        default_factory=dict,
+        description="Mean output tokens billed per truncated attempt, vendor -> purpose (measured with the rate).",
+    )
     calibrated_from: str | None = None
 
     def output_tokens(self, cfg: VendorConfig, purpose: str) -> float:
@@ -111,16 +121,26 @@ class OutputModel(BaseModel):
             return measured
         return self.answer_tokens.get(purpose, 0.0) + self.reasoning_tokens.get(cfg.reasoning_effort or "none", 0.0)
 
+    def truncation(self, cfg: VendorConfig, request: JudgeRequest) -> tuple[float, float]:
+        """(truncated attempts per call, output tokens each) for `request` sent to `cfg`: each is an
+        extra paid attempt that used its whole cap (the request's, when the run did not say)."""
+        rate = self.truncation_rate.get(cfg.name, {}).get(request.purpose, 0.0)
+        cap = float(request.max_output_tokens or cfg.max_output_tokens)
+        return rate, self.truncated_output_tokens.get(cfg.name, {}).get(request.purpose, cap)
+
     @classmethod
     def from_run(cls, run_uri: str) -> OutputModel:
         """Calibrate from a run's tables: mean output tokens of its paid successful calls per vendor
-        and purpose, the share of complete submissions that were audited, and of audits with a
-        Stage 2. Purposes the run never called keep the defaults."""
+        and purpose, how often their answers stopped at the output cap (`truncation_rates`), the
+        share of complete submissions that were audited, and of audits with a Stage 2. Purposes the
+        run never called keep the defaults."""
         import duckdb
 
+        from evalcore.grading.calls import truncation_rates
         from evalcore.storage.store import read_table
 
-        calls = read_table(run_uri, "calls", ["vendor", "purpose", "outcome", "output_tokens", "reused_from"])
+        calls = read_table(run_uri, "calls", ["vendor", "purpose", "outcome", "output_tokens", "reused_from",
+                                              "attempts", "cost_usd"])
         subs = read_table(run_uri, "submissions", ["status", "audited"])
         con = duckdb.connect()
         con.register("calls", calls)
@@ -138,6 +158,9 @@ class OutputModel(BaseModel):
             "select count(*) filter (where purpose = 'detect'), count(*) filter (where purpose = 'verify') from calls"
         ).fetchone() or (0, 0)
         out = cls(per_vendor=per, calibrated_from=run_uri)
+        for t in truncation_rates(calls):
+            out.truncation_rate.setdefault(t.vendor, {})[t.purpose] = t.rate
+            out.truncated_output_tokens.setdefault(t.vendor, {})[t.purpose] = t.truncated_output_tokens
         if complete:
             out.audited_share = audited / complete
         if detects:
@@ -372,12 +395,17 @@ def estimate_part(
         # cold: nothing read, so a request writes its whole cacheable prefix (hit + write)
         written_cold = min(plan.hit_tokens + plan.write_tokens, request_tokens)
         out = model.output_tokens(cfg, purpose)
-        v.calls += weight
-        v.calls_by_purpose[purpose] = v.calls_by_purpose.get(purpose, 0.0) + weight
-        v.input_tokens += weight * request_tokens
-        v.cached_input_tokens += weight * cached
+        # a truncated attempt is one more paid attempt before the answer: the same input (reading
+        # what its first attempt wrote), its whole cap of output (`OutputModel.truncation`)
+        rate, cut_out = model.truncation(cfg, request)
+        retried = weight * rate
+        reread = min(cached + written, request_tokens)
+        v.calls += weight + retried
+        v.calls_by_purpose[purpose] = v.calls_by_purpose.get(purpose, 0.0) + weight + retried
+        v.input_tokens += (weight + retried) * request_tokens
+        v.cached_input_tokens += weight * cached + retried * reread
         v.cache_write_tokens += weight * written
-        v.output_tokens += weight * out
+        v.output_tokens += weight * out + retried * cut_out
         if cfg.adapter == "offline":
             return
         for mode, price_of in modes.items():
@@ -385,9 +413,11 @@ def estimate_part(
             if price is not None:  # `Price.bill`: the rule the adapters price each reply by
                 usd, write_usd = price.bill(BilledTokens(request_tokens, cached, out, cache_write_tokens=written))
                 cold = price.bill(BilledTokens(request_tokens, 0, out, cache_write_tokens=written_cold)).usd
-                v.cost_usd[mode] = v.cost_usd.get(mode, 0.0) + weight * usd
+                again = price.bill(BilledTokens(request_tokens, reread, cut_out)).usd if retried else 0.0
+                again_cold = price.bill(BilledTokens(request_tokens, 0, cut_out)).usd if retried else 0.0
+                v.cost_usd[mode] = v.cost_usd.get(mode, 0.0) + weight * usd + retried * again
                 v.cache_write_usd[mode] = v.cache_write_usd.get(mode, 0.0) + weight * write_usd
-                v.cost_usd_cold[mode] = v.cost_usd_cold.get(mode, 0.0) + weight * cold
+                v.cost_usd_cold[mode] = v.cost_usd_cold.get(mode, 0.0) + weight * cold + retried * again_cold
 
     for sub in submissions:
         task = tasks.get(sub.task_id)

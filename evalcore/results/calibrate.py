@@ -26,6 +26,11 @@ Rules (each figure names its population):
   and confirmed that were not, with Stage 1's own recall. Labelled hallucinations in submissions
   that were not audited (score 0, not complete, or not in the run) are counted apart: no audit
   could find them.
+* **Truncation** — per vendor entry (judges and auditor) and purpose, from the run's `calls` table
+  when given: the share of calls whose answer stopped at its output-token cap and was retried
+  with a larger one, with the tokens and USD those truncated attempts cost
+  (`evalcore.grading.calls.truncation_rates`, the rule the estimate's `--calibrate` uses). Not
+  against labels: a high rate says raise that entry's `max_output_tokens` (the cap's floor).
 * **Intervals** — percentile bootstrap over submissions, as on the leaderboard
   (`evalcore.results.stats`), seeded from the run's seed and the name of the figure.
 """
@@ -42,6 +47,7 @@ import numpy.typing as npt
 import pyarrow as pa
 from pydantic import BaseModel, Field
 
+from evalcore.grading.calls import TruncationRate, truncation_rates
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import stats
 from evalcore.results.labels import Labels, spans_match
@@ -131,6 +137,11 @@ class Calibration(BaseModel):
     judges: list[JudgeCalibration]
     panel: PanelCalibration
     auditor: AuditorCalibration
+    truncation: list[TruncationRate] = Field(
+        default_factory=list,
+        description="Per vendor entry and purpose: how often answers stopped at the output-token cap and were "
+        "retried (empty when the calls table was not given).",
+    )
     notes: list[str] = Field(default_factory=list)
 
 
@@ -312,8 +323,10 @@ def calibrate_tables(
     submissions: TableSource,
     verdicts: TableSource | None = None,
     flags: TableSource | None = None,
+    calls: TableSource | None = None,
 ) -> Calibration:
-    """Calibrate a run (its run.json and tables, as `tribunal reduce` reads them) against labels."""
+    """Calibrate a run (its run.json and tables, as `tribunal reduce` reads them) against labels;
+    with its `calls` table, also each entry's truncation rate (`Calibration.truncation`)."""
     seed, samples = run.config.seed, run.config.bootstrap_samples
     cal = _Calibrator(seed, samples)
     con = duckdb.connect()
@@ -370,7 +383,8 @@ def calibrate_tables(
         labelled_submissions=len(keys), matched_submissions=len(labelled & set(complete)),
         not_in_run=len(labelled - in_run), not_complete=len((labelled & in_run) - set(complete)),
         judges=cal.judge_rows(rows), panel=cal.panel(rows, graded),
-        auditor=cal.auditor(labels, audited, labelled, flags_by), notes=notes,
+        auditor=cal.auditor(labels, audited, labelled, flags_by),
+        truncation=truncation_rates(calls) if calls is not None else [], notes=notes,
     )
 
 
