@@ -8,6 +8,16 @@ They keep and delete data as the vendors do (OpenAI `store`, files and their exp
 batch deletion, xAI `store_messages`), and log the retention settings of every body received
 (`emu.received`, `emu.retained()`), so a client's data retention is tested through the real SDKs.
 
+They refuse and fail as the vendors do: with `refuse_unknown_models` (on in every configuration
+`serve.emulator_config_from` builds) a model id neither in the installed SDK's model list nor in
+`accept_models` gets the vendor's 404 (OpenAI `model_not_found`, Anthropic `not_found_error`, xAI
+NOT_FOUND); reasoning tokens are drawn per request from a seeded distribution by effort
+(`reasoning_tokens`) and count inside OpenAI's `max_output_tokens` and Anthropic's `max_tokens`
+(thinking on), so `incomplete` / `max_tokens` stops happen at a known rate; `x-should-retry:
+true|false` is sent on an error when a scripted `RateLimited` / `ServerError` says `should_retry`
+(or `FaultRates.should_retry` for injected faults), to test a client's retry policy through the
+real SDKs:
+
     async with OpenAIEmulator(EmulatorConfig(script=[RateLimited(retry_after=0.05)])) as emu:
         client = AsyncOpenAI(api_key="k", base_url=emu.base_url, max_retries=0)
 """
