@@ -27,6 +27,10 @@ KEY_ENV = {adapter: f"TRIBUNAL_EMULATED_{adapter.upper()}_KEY" for adapter in ("
 its key from one of these is aimed at an emulator: that is how a configuration written by
 `tribunal emulate --write-config` (or built by the emulated mode) marks its endpoints."""
 
+EMULATED_KEY = "emulated-key-not-a-secret"
+"""The key the emulated mode puts in `KEY_ENV`'s variables: no secret, so unlike a real key it may
+travel to Ray's workers in their runtime environment (`jobs.sweep.startup._env_for_workers`)."""
+
 FLAGS = {
     "requests_per_minute": "--rpm",
     "tokens_per_minute": "--tpm",

@@ -27,6 +27,7 @@ from evalcore.config.models import RateLimits, TribunalConfig, VendorConfig
 from evalcore.emulation import (
     DEFAULT_REQUESTS_PER_MINUTE,
     DEFAULT_TOKENS_PER_MINUTE,
+    EMULATED_KEY,
     KEY_ENV,
     EmulationOptions,
 )
@@ -102,7 +103,7 @@ def point_at_emulators(
 ) -> TribunalConfig:
     """Every judge and the auditor aimed at the local emulator of its adapter, with a dummy key."""
     for env in KEY_ENV.values():
-        os.environ.setdefault(env, "emulated-key-not-a-secret")
+        os.environ.setdefault(env, EMULATED_KEY)
     return TribunalConfig.model_validate({**config.public_dict(), **emulated_config(endpoints, config, limits)})
 
 

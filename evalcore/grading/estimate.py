@@ -372,7 +372,7 @@ def estimate_part(
 
     Why apart: each submission is priced on its own (a fresh cache replay per submission), so the
     parts of a sweep's submissions add up (`combine`) and can be priced in parallel (a sweep
-    prices its pending submissions in chunks on the cluster, `jobs.cost`).
+    prices its pending submissions in chunks on the cluster, `jobs.sweep.cost_watch`).
     """
     model = model or OutputModel()
     budget = config.prompt_budget

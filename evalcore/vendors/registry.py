@@ -69,6 +69,18 @@ def create_vendor(cfg: VendorConfig, **kwargs: Any) -> Vendor:
     return loader()(cfg, **kwargs)
 
 
+def import_adapter(name: str) -> None:
+    """Import adapter `name`'s module (and so its SDK) now, without creating anything.
+
+    Why: importing an SDK costs 0.2-1.5 CPU-s (anthropic the most); a sweep's vendor actor does it
+    as it starts, while the driver reads the submissions and prices them, instead of on its first
+    call, which is the preflight every grading call waits for. Unknown names are left to
+    `create_vendor`, which names them."""
+    loader = _REGISTRY.get(name)
+    if loader is not None:
+        loader()
+
+
 @register("openai")
 def _openai() -> AdapterFactory:
     from evalcore.vendors.adapters.openai import OpenAIVendor

@@ -38,6 +38,7 @@ from evalcore.vendors.batch.queue import BatchingVendor
 from evalcore.vendors.budget import RateBudget
 from evalcore.vendors.cost_cap import CapState, CostLedger
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
+from evalcore.vendors.registry import import_adapter
 from evalcore.vendors.reuse import ReusingVendor
 from evalcore.vendors.sharding import ShardBudget
 from evalcore.vendors.stack import BatchMode, VendorStack, build_stacks
@@ -173,6 +174,8 @@ class VendorActor:
         self._gate = asyncio.Event()
         if not gated or _reconstructed():
             self._gate.set()
+        for c in cfgs:  # the SDKs now, while the driver reads and prices the submissions
+            import_adapter(c.adapter)
 
     def _entry(self, name: str | None) -> _Entry:
         """The entry a call names (None: the only or first one, for single-entry callers)."""

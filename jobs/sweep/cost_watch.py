@@ -61,6 +61,12 @@ def price_pending(
     return finish(combine(parts), config)
 
 
+def ledger_name_for(max_cost_usd: float | None) -> str | None:
+    """The name of a sweep's cost-cap ledger actor (None without a cap): chosen before the vendor
+    actors start, which look it up by name when they first reserve (`RemoteLedger`)."""
+    return f"tribunal-cost-cap-{uuid.uuid4().hex}" if max_cost_usd is not None else None
+
+
 @dataclass
 class CostWatch:
     """The pending submissions' estimated cost (fast: without grounding checks) and the cap's ledger."""
@@ -83,11 +89,13 @@ class CostWatch:
         *,
         task_refs: Mapping[str, Any],
         config_ref: Any,
+        ledger_name: str | None = None,
     ) -> CostWatch:
         """Price the pending submissions (`price_pending`: `task_refs` and `config_ref` are the
-        sweep's tasks and configuration in the object store) and start the cap's ledger, if any."""
+        sweep's tasks and configuration in the object store) and start the cap's ledger, if any,
+        under `ledger_name` (`ledger_name_for`: the vendor actors, started before, were given it)."""
         est = price_pending(config, tasks, pending, task_refs=task_refs, config_ref=config_ref)
-        name = f"tribunal-cost-cap-{uuid.uuid4().hex}" if max_cost_usd is not None else None
+        name = ledger_name or ledger_name_for(max_cost_usd)
         ledger = CostCapActor.options(name=name).remote(max_cost_usd) if name is not None else None  # type: ignore[attr-defined]
         # priced as the sweep runs: at batch prices in batch mode (est.pricing)
         return cls(est.cost_usd.get(est.pricing, 0.0), est.submissions, ledger, max_cost_usd, name)

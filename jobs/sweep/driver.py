@@ -6,7 +6,9 @@ Shape of a run (`run_sweep` is this list, one named step each):
 2. name the run, take its lock (one writer per run, `jobs.sweep.lock`), check it may be resumed or
    create its run.json, and claim the attempt's number (`jobs.sweep.identity.start_run`); a storage
    failure from here on stops the sweep, resumable (`RunStorageFailed`, exit 3);
-3. read the submission stream once, held to the input limits (`jobs.sweep.intake.SubmissionPass`): that
+3. read the submission stream once, held to the input limits (`jobs.sweep.intake.SubmissionPass`);
+   a run whose every submission is graded already stops here (no Ray, no vendor actor, nothing
+   sent: a re-run of a finished run takes the time of reading its inputs); otherwise that
    one read feeds the cost estimate (priced in chunks as Ray tasks while the read goes on, and
    `--max-cost`'s ledger, `jobs.sweep.cost_watch`), sets the progress total, records the rejections, and
    spools the shards the grading loop sends; the tasks and the configuration are put in the
@@ -39,6 +41,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import ray
@@ -72,7 +75,7 @@ from jobs.display.progress import (
 )
 from jobs.per_run.purge import purge_after_sweep
 from jobs.sweep import vendor_pool
-from jobs.sweep.cost_watch import CostWatch
+from jobs.sweep.cost_watch import CostWatch, ledger_name_for
 from jobs.sweep.governance import check_batch_allowed, governed_caches, local_caches
 from jobs.sweep.identity import (
     OpenedRun,
@@ -130,16 +133,32 @@ def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_loc
         rejected: list[Rejection] = list(bench.problems)
         journal_before = read_journal(run.run_uri, console) if opts.config.batch.enabled else {}
         with read_submissions(opts, bench, run, rejected) as intake:
-            init_ray(opts.address, _env_for_workers())
-            task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
-            config_ref = put_config(opts.config)
-            watch = CostWatch.start(opts.config, tasks, intake.pending(), opts.max_cost_usd,  # the one read
-                                    task_refs=task_refs, config_ref=config_ref)
-            summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
-            summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
-            actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], watch.ledger_name,
-                                  opts.detach)
-            failed = grade_shards(opts, run, summary, intake.shards(), task_refs, config_ref, watch, actors, console)
+            pending = intake.pending()  # the one read of the source
+            first = next(pending, None)
+            if first is None:  # every submission is graded already: no Ray, no vendor, nothing paid
+                watch = CostWatch(0.0, 0)
+                summary.submissions_total = summary.skipped_done = intake.accepted
+                summary.max_cost_usd = opts.max_cost_usd
+                failed = None
+            else:
+                init_ray(opts.address, _env_for_workers())
+                # the vendor actors start now and import their SDKs while the submissions are read
+                # and priced: the preflight, which every grading call waits for, finds them ready
+                ledger_name = ledger_name_for(opts.max_cost_usd)
+                actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], ledger_name,
+                                      opts.detach)
+                try:
+                    task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
+                    config_ref = put_config(opts.config)
+                    watch = CostWatch.start(opts.config, tasks, chain([first], pending), opts.max_cost_usd,
+                                            task_refs=task_refs, config_ref=config_ref, ledger_name=ledger_name)
+                except BaseException:  # no actor outlives its sweep (grade_shards stops them from here on)
+                    stop_actors(actors, None, wait=False)
+                    raise
+                summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
+                summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
+                failed = grade_shards(opts, run, summary, intake.shards(), task_refs, config_ref, watch, actors,
+                                      console)
         finish(summary, rejected, watch, t0, opts.config, console, journal_before=journal_before)
         if failed is not None:  # after the attempt's summary: what was stored is recorded
             raise resumable(failed, f"; the sweep stopped sending shards ({len(summary.failed_shards)} not "
@@ -190,6 +209,15 @@ def read_submissions(
         is_done=lambda s: index.is_done(s.id, s.content_hash()), shard_size=opts.shard_size, rejected=rejected,
         on_submission=opts.on_submission,
     )
+
+
+PRE_PREFLIGHT_SHARDS = 1
+"""Shards sent before the preflight: their workers start and their prompts are made while it is on
+the wire (`_ShardLoop.preflight_once`); the others are sent once it passed. Why one and not the
+whole window: every shard sent starts a Ray worker process (importing Ray and Tribunal, ~1 CPU-s),
+and on a laptop those processes took the CPU the vendor actors needed to start, so the preflight,
+which every grading call waits for, came 9-11 s after the command instead of ~4 s (the sample on 2
+cores, `benchmarks/sweep_start.py`)."""
 
 
 @dataclass
@@ -327,6 +355,8 @@ def grade_shards(
                     summary.skipped_done += shard.done
                     if not shard.pending:
                         continue
+                    if len(window) >= PRE_PREFLIGHT_SHARDS:  # the rest wait until the preflight passed
+                        loop.preflight_once()
                     while window.full and not loop.stopping():
                         loop.collect(block=True)
                     if loop.stopping():

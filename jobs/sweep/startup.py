@@ -14,6 +14,7 @@ from typing import Any
 import ray
 
 from evalcore.config.models import TribunalConfig
+from evalcore.emulation import EMULATED_KEY, KEY_ENV
 from evalcore.schema import CallRow
 from evalcore.storage.store import write_table_file
 from evalcore.vendors.preflight import preflight, raise_if_failed
@@ -21,15 +22,20 @@ from jobs.sweep import vendor_pool
 
 
 def _env_for_workers() -> dict[str, str]:
-    """Non-secret settings the workers need (S3 endpoint and region, the document cache).
+    """Non-secret settings the workers need (S3 endpoint and region, the document cache, and the
+    emulated mode's dummy keys).
 
     Keys are never put in the runtime_env: Ray records it in its job table, where the dashboard
-    and state API show it. A local cluster inherits the driver's environment (keys included); a
-    remote cluster gets keys from its own secrets (see cluster/README.md).
+    and state API show it. A local cluster started here inherits the driver's environment (keys
+    included); a remote cluster gets keys from its own secrets (see cluster/README.md). The
+    emulated mode's keys are no secret (`EMULATED_KEY`) and go along, so an emulated sweep also
+    runs on a Ray that was already running (`--address auto`), whose workers never saw the
+    driver's environment: before, each of its vendors failed the preflight with "no API key".
     """
     names = ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
              "AWS_EC2_METADATA_DISABLED", "TRIBUNAL_CACHE_DIR")
-    return {n: os.environ[n] for n in names if n in os.environ}
+    env = {n: os.environ[n] for n in names if n in os.environ}
+    return env | {n: EMULATED_KEY for n in KEY_ENV.values() if os.environ.get(n) == EMULATED_KEY}
 
 
 LOCAL_SYSTEM_CONFIG: dict[str, Any] = {"enable_worker_prestart": False, "prestart_worker_first_driver": False}

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import ray
 from rich.console import Console
 
 from evalcore.benchmark.loader import load_benchmark
@@ -37,13 +36,27 @@ def _scan_benchmark(root: Path, bench) -> Path:
     ids=["pdf-page-content-limit", "file-size-limit"],
 )
 def test_ocr_planning_applies_the_runs_input_limits_and_plans_nothing_of_a_document_they_refuse(
-    ray_local, tmp_path, bench, limits
+    tmp_path, bench, limits
 ) -> None:
     root = _scan_benchmark(tmp_path / "bench", bench)
     [(uri, kind)] = paged_documents(str(root))
     cache = str(tmp_path / "ocr-cache")
-    assert ray.get(plan_document.remote(uri, kind, cache, InputLimits())) == ([1], 0)  # the defaults: a scan
-    assert ray.get(plan_document.remote(uri, kind, cache, limits)) == ([], 0)
+    assert plan_document(uri, kind, cache, InputLimits()) == ([1], 0)  # the defaults: a scan
+    assert plan_document(uri, kind, cache, limits) == ([], 0)
+
+
+def test_a_benchmark_without_scans_plans_in_the_driver_starts_no_ray_and_says_nothing(tmp_path) -> None:
+    """The sample's PDFs and images all have a text layer: nothing to recognise, so no Ray, no line."""
+    from tests.jobs.conftest import SAMPLE
+
+    console = Console(record=True, width=100)
+
+    def no_ray() -> None:
+        raise AssertionError("the OCR step started Ray for a benchmark with nothing to recognise")
+
+    summary = ocr_before_grading(str(SAMPLE), str(tmp_path / "runs"), console, start_ray=no_ray, progress=False)
+    assert summary.documents > 0 and (summary.pages_ocred, summary.pages_cached, summary.failed) == (0, 0, [])
+    assert console.export_text() == ""
 
 
 def test_a_sweeps_ocr_step_with_a_lowered_limit_recognises_nothing_and_the_load_refuses_the_document_by_name(

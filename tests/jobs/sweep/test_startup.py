@@ -44,3 +44,19 @@ def test_a_local_rays_log_monitor_lists_the_logs_every_10_s_and_the_drivers_envi
         "LOG_NAME_UPDATE_INTERVAL_S": "10", "RAY_LOG_MONITOR_MANY_FILES_THRESHOLD": "0",
     }
     assert not set(LOCAL_LOG_MONITOR_ENV) & set(os.environ)
+
+
+def test_the_workers_get_the_emulated_modes_dummy_keys_but_never_a_real_key(monkeypatch) -> None:
+    """A Ray that was already running never saw the driver's environment: the emulated mode's
+    keys (no secret) travel in the runtime env, a real key never does (Ray shows that env)."""
+    from evalcore.emulation import EMULATED_KEY, KEY_ENV
+    from jobs.sweep.startup import _env_for_workers
+
+    openai, anthropic, xai = (KEY_ENV[a] for a in ("openai", "anthropic", "xai"))
+    monkeypatch.setenv(openai, EMULATED_KEY)
+    monkeypatch.setenv(anthropic, "sk-ant-a-real-looking-key-0123456789")
+    monkeypatch.delenv(xai, raising=False)
+    env = _env_for_workers()
+    assert env.get(openai) == EMULATED_KEY
+    assert anthropic not in env and xai not in env
+    assert "sk-ant-a-real-looking-key-0123456789" not in env.values()
