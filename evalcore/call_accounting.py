@@ -8,6 +8,8 @@ A call row (`evalcore.schema.CallRow`) is exactly one of:
   paid yet, a later command collects it;
 * **collected**: a batch result whose batch an earlier command submitted (paid then);
 * **paid**: sent by this command and answered (online now, or in a batch it submitted);
+* **truncated**: an attempt of this command whose answer stopped at its output-token cap: paid,
+  and sent again once at a larger cap (the answer is the next row of the same request);
 * **failed**: sent by this command, failed for good; its billed attempts are in its cost.
 
 Seen from the run (not one command), collected rows are paid rows too: every row that is not
@@ -25,7 +27,7 @@ from typing import Final, Literal
 
 from evalcore.schema import CallRow
 
-CallKind = Literal["paid", "failed", "collected", "reused", "awaiting"]
+CallKind = Literal["paid", "truncated", "failed", "collected", "reused", "awaiting"]
 
 AWAITING_MARK: Final = "--detach: run the same command again to collect"
 """The end of an awaiting placeholder's `error` (written by the batching queue)."""
@@ -59,6 +61,8 @@ def call_kind(call: CallRow, since: float = 0.0) -> CallKind:
         return "awaiting"
     if call.outcome == "ok" and call.batch_id is not None and call.started_at < since:
         return "collected"
+    if call.outcome == "truncated":
+        return "truncated"
     return "paid" if call.outcome == "ok" else "failed"
 
 
@@ -73,7 +77,8 @@ class CallCounts:
 
     paid: int = 0
     paid_usd: float = 0.0
-    """What this command paid: its answered calls and its failed calls' billed attempts."""
+    """What this command paid: its answered calls, its truncated attempts and its failed calls' billed attempts."""
+    truncated: int = 0
     failed: int = 0
     collected: int = 0
     collected_usd: float = 0.0
@@ -83,17 +88,17 @@ class CallCounts:
     @classmethod
     def of(cls, calls: Iterable[CallRow], since: float = 0.0) -> CallCounts:
         """Count `calls` for the command that started at `since` (unix s; 0: everything is its own)."""
-        n: dict[CallKind, int] = {"paid": 0, "failed": 0, "collected": 0, "reused": 0, "awaiting": 0}
+        n: dict[CallKind, int] = {"paid": 0, "truncated": 0, "failed": 0, "collected": 0, "reused": 0, "awaiting": 0}
         paid_usd: list[float] = []
         collected_usd: list[float] = []
         for c in calls:
             kind = call_kind(c, since)
             n[kind] += 1
-            if kind in ("paid", "failed"):
+            if kind in ("paid", "truncated", "failed"):
                 paid_usd.append(c.cost_usd)
             elif kind == "collected":
                 collected_usd.append(c.cost_usd)
-        return cls(n["paid"], math.fsum(paid_usd), n["failed"], n["collected"], math.fsum(collected_usd),
+        return cls(n["paid"], math.fsum(paid_usd), n["truncated"], n["failed"], n["collected"], math.fsum(collected_usd),
                    n["reused"], n["awaiting"])
 
     def __add__(self, other: CallCounts) -> CallCounts:

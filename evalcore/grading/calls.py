@@ -10,6 +10,7 @@ from typing import Any, TypedDict, cast
 
 from pydantic import BaseModel, Field
 
+from evalcore.call_accounting import PAID_SQL
 from evalcore.config.models import VendorConfig
 from evalcore.errors import CappedAttempt, VendorError
 from evalcore.schema import CallOutcome, CallRow
@@ -273,7 +274,7 @@ def truncation_rates(calls: Any) -> list[TruncationRate]:
             "count(*) FILTER (WHERE outcome = 'truncated') AS truncated, "
             "coalesce(avg(output_tokens) FILTER (WHERE outcome = 'truncated'), 0) AS out_tokens, "
             "coalesce(sum(cost_usd) FILTER (WHERE outcome = 'truncated'), 0) AS usd "
-            "FROM calls_in WHERE reused_from IS NULL AND attempts > 0 AND purpose <> 'preflight' "
+            f"FROM calls_in WHERE {PAID_SQL} AND attempts > 0 AND purpose <> 'preflight' "
             "GROUP BY vendor, purpose ORDER BY vendor, purpose"
         ).fetchall()
     finally:

@@ -80,7 +80,7 @@ def emulate(
 
     from evalcore.config.load import load_config
     from evalcore.emulators.serve import emulator_config_from, serve_forever
-    from jobs.sweep.prepare import emulated_responder, load_personas
+    from jobs.sweep.prepare import accepted_models, emulated_responder, load_personas
 
     console = Console(stderr=True)
     try:
@@ -94,8 +94,8 @@ def emulate(
         options = emulation_options(rpm=rpm, tpm=tpm, latency=latency, faults=faults, seed=seed,
                                     batch_delay=batch_delay, batch_errors=batch_errors,
                                     emulator_config=emulator_config)
-        configs = emulator_config_from(options, api_key=key)
         base = load_config(config)
+        configs = emulator_config_from(options, api_key=key, accept_models=accepted_models(base))
         panel = load_personas(personas, base, benchmark, submissions) if personas else None
         ports = {"openai": openai_port, "anthropic": anthropic_port, "xai": xai_port}
         asyncio.run(serve_forever(configs, ports=ports, responder=emulated_responder(panel), base=base,

@@ -54,8 +54,30 @@ def calibration_blocks(cal: Calibration) -> list[Block]:
         f"{a.stage2_rejected_not_real} unreal flags, confirmed {a.stage2_confirmed_not_real} unreal; "
         f"{a.not_audited} labelled hallucination(s) in submissions not audited. "
         f"Materiality (expert → auditor): {escape(str(a.materiality))}"))
+    if cal.truncation:
+        blocks.append(truncation_table(cal))
     blocks += [Text.assemble(("note: ", "yellow"), note) for note in cal.notes]
     return blocks
+
+
+TRUNCATION_HINT = 0.02
+"""A truncation rate above which `tribunal calibrate` suggests a larger `max_output_tokens`: each
+truncated attempt is paid and then sent again at twice its cap."""
+
+
+def truncation_table(cal: Calibration) -> TableSpec:
+    """Per vendor entry and purpose: calls, answers that stopped at their token cap (each retried
+    once at a larger cap, `evalcore.vendors.output_cap`), the rate, and what those attempts cost."""
+    t = TableSpec([Column("vendor", "id"), Column("purpose", "id"), Column("calls", "number"),
+                   Column("truncated", "number"), Column("rate", "number"), Column("truncated USD", "number"),
+                   Column("", "text")],
+                  title="Answers stopped at their output-token cap (each retried once at a larger cap)",
+                  box=box.SIMPLE_HEAVY)
+    for r in cal.truncation:
+        hint = f"raise {r.vendor}'s max_output_tokens" if r.rate > TRUNCATION_HINT else ""
+        t.add_row(r.vendor, r.purpose, Cell(f"{r.calls:,}", r.calls), Cell(f"{r.truncated:,}", r.truncated),
+                  Cell(f"{100 * r.rate:.1f}%", r.rate), Cell(f"${r.truncated_usd:,.4f}", r.truncated_usd), hint)
+    return t
 
 
 def render_calibration(cal: Calibration, console: Console | None = None, fmt: TableFormat = TableFormat.TABLE) -> None:

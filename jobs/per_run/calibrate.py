@@ -40,6 +40,7 @@ def calibrate_run(
         record, labels, submissions=submissions,
         verdicts=open_table(run_uri, "verdicts", endpoint_override),
         flags=open_table(run_uri, "flags", endpoint_override),
+        calls=open_table(run_uri, "calls", endpoint_override),
     )
     if cal.matched_submissions == 0:
         raise InputError(labels.source, f"no label matches a complete grading of run {record.run_id} "

@@ -104,6 +104,9 @@ class SweepSummary:
     paid_calls: int = 0
     """Calls this command sent and had answered: online calls (preflight included) and requests of
     batches it submitted, collected by it."""
+    truncated_calls: int = 0
+    """Attempts of this command that stopped at their output-token cap (paid, in `cost_usd`), each
+    sent again once at a larger cap (`evalcore.vendors.output_cap`)."""
     failed_calls: int = 0
     """Calls this command sent that failed for good (what their attempts were billed is in `cost_usd`)."""
     cost_usd: float = 0.0
@@ -178,6 +181,7 @@ class SweepSummary:
         """Count call rows this command wrote (a shard's, or the preflight's) by who paid for them."""
         self.paid_calls += counts.paid
         self.failed_calls += counts.failed
+        self.truncated_calls += counts.truncated
         self.cost_usd += counts.paid_usd
         self.collected_calls += counts.collected
         self.collected_usd += counts.collected_usd

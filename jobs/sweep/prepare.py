@@ -96,11 +96,20 @@ def recorded_mode(config: TribunalConfig, mode: VendorMode) -> VendorMode:
     return mode
 
 
-def emulator_configs(emulation: EmulationOptions | None = None) -> dict[str, EmulatorConfig]:
-    """What each emulator of emulated mode is configured with: `tribunal emulate`'s builder."""
+def emulator_configs(
+    emulation: EmulationOptions | None = None, config: TribunalConfig | None = None
+) -> dict[str, EmulatorConfig]:
+    """What each emulator of emulated mode is configured with: `tribunal emulate`'s builder. They
+    serve the model ids the SDKs list and the configuration's `known_newer_models` (an id the
+    vendor serves before its SDK lists it); any other id gets the vendor's 404, as it would."""
     from evalcore.emulators.serve import emulator_config_from  # the CLI's emulated mode: imported only here
 
-    return emulator_config_from(emulation)
+    return emulator_config_from(emulation, accept_models=accepted_models(config))
+
+
+def accepted_models(config: TribunalConfig | None) -> list[str]:
+    """The ids a configuration declares newer than the SDKs' lists (`known_newer_models`)."""
+    return sorted({m for ids in config.known_newer_models.values() for m in ids}) if config is not None else []
 
 
 def emulated_responder(personas: PersonaSet | None = None) -> Responder:
@@ -133,7 +142,7 @@ def vendor_mode(
     from evalcore.emulators._set import start_in_thread
     from evalcore.emulators.serve import budget_limits, point_at_emulators
 
-    configs = emulator_configs(emulation)  # a bounded request log: the emulators live in the driver's process
+    configs = emulator_configs(emulation, config)  # a bounded request log: the emulators live in the driver's process
     emus = start_in_thread(configs, responder=emulated_responder(personas))
     try:
         yield point_at_emulators(config, emus.endpoints, budget_limits(configs))

@@ -36,7 +36,8 @@ def call_rows(draw: st.DrawFn) -> CallRow:
 @given(st.lists(call_rows(), max_size=40))
 def test_every_row_is_one_kind_and_a_commands_counts_add_up_to_its_rows(rows: list[CallRow]) -> None:
     counts = CallCounts.of(rows, SINCE)
-    assert counts.paid + counts.failed + counts.collected + counts.reused + counts.awaiting == len(rows)
+    assert (counts.paid + counts.truncated + counts.failed + counts.collected + counts.reused
+            + counts.awaiting) == len(rows)
     not_reused = [r.cost_usd for r in rows if r.reused_from is None]
     assert math.isclose(counts.paid_usd + counts.collected_usd, math.fsum(not_reused), abs_tol=1e-9)
 

@@ -43,6 +43,9 @@ def _usage(message: Message) -> Usage:
         input_tokens=(u.input_tokens or 0) + read + created,
         cached_input_tokens=read,
         output_tokens=u.output_tokens or 0,
+        # a cache write is billed above input (5-minute 1.25x, 1-hour 2x: `Price.bill`)
+        cache_write_tokens=created,
+        cache_write_1h_tokens=(u.cache_creation.ephemeral_1h_input_tokens or 0) if u.cache_creation else 0,
     )
 
 

@@ -543,7 +543,8 @@ class AdapterBase(ABC, Generic[C]):
         )
 
     def _price(self, usage: Usage) -> float:
-        return self.cfg.price.cost(usage.input_tokens, usage.cached_input_tokens, usage.output_tokens)
+        """What the vendor bills for `usage`: the one pricing rule (`Price.bill`), cache writes included."""
+        return self.cfg.price.bill(usage.billed()).usd
 
 
 

@@ -72,6 +72,7 @@ def _usage(response: Response) -> Usage:
         cached_input_tokens=(u.input_tokens_details.cached_tokens or 0) if u.input_tokens_details else 0,
         output_tokens=u.output_tokens or 0,
         reasoning_tokens=(u.output_tokens_details.reasoning_tokens or 0) if u.output_tokens_details else 0,
+        cache_write_tokens=(u.input_tokens_details.cache_write_tokens or 0) if u.input_tokens_details else 0,
     )
 
 

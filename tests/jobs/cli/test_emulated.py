@@ -82,10 +82,10 @@ def test_sweep_emulated_mode_enforces_each_vendors_bucket_and_budgets_at_the_emu
     with vendor_mode(load_config(vendors=VendorMode.REAL), VendorMode.EMULATED, emulation=opts) as cfg:
         by_adapter = {v.adapter: v for v in cfg.vendors()}
         with openai.OpenAI(api_key="k", base_url=by_adapter["openai"].endpoint, max_retries=0) as oc:
-            raw = oc.responses.with_raw_response.create(model="m", input="hi")
+            raw = oc.responses.with_raw_response.create(model="gpt-6-sol", input="hi")
         with anthropic.Anthropic(api_key="k", base_url=by_adapter["anthropic"].endpoint, max_retries=0) as ac:
             araw = ac.messages.with_raw_response.create(
-                model="m", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
+                model="claude-opus-5-5", max_tokens=16, messages=[{"role": "user", "content": "hi"}])
     # OpenAI: 600/min held as one second's slice (10); Anthropic: the whole minute's bucket
     assert raw.headers["x-ratelimit-limit-requests"] == "600"
     assert int(raw.headers["x-ratelimit-remaining-requests"]) <= 10
@@ -162,7 +162,7 @@ def test_emulate_serves_openai_in_one_second_slices_and_writes_a_config_marked_e
     assert "vendors: emulated" in emulate.config.read_text() and "vendors: emulated" in emulate.output
     openai_endpoint = {v.adapter: v.endpoint for v in cfg.vendors()}["openai"]
     with openai.OpenAI(api_key="k", base_url=openai_endpoint, max_retries=0) as oc:
-        raw = oc.responses.with_raw_response.create(model="m", input="hi")
+        raw = oc.responses.with_raw_response.create(model="gpt-6-sol", input="hi")
     assert raw.headers["x-ratelimit-limit-requests"] == "3000"
     assert int(raw.headers["x-ratelimit-remaining-requests"]) <= 50  # one second of 3000/min
     assert {v.limits.requests_per_minute for v in cfg.vendors()} == {3000}

@@ -73,3 +73,23 @@ def test_a_second_calibration_never_overwrites_the_first(run: Path) -> None:
     assert (run / "calibration.json").read_bytes() == body
     assert (run / "calibration-0002.json").exists() and (run / "calibration-0002.parquet").exists()
     assert load_calibration(str(run)) == second != first
+
+
+def test_calibrate_reports_each_entrys_truncation_rate_from_the_calls_table(run: Path) -> None:
+    """A truncated attempt (its own paid row, retried once at a larger cap) is counted per vendor
+    entry and purpose, and `tribunal calibrate` prints the rate with what those attempts cost."""
+    from evalcore.storage.store import write_table_file
+
+    calls = read_table(str(run), "calls").to_pylist()
+    rubric = [c for c in calls if c["purpose"] == "rubric" and c["vendor"] == "anthropic" and not c["reused_from"]]
+    truncated = [{**c, "outcome": "truncated", "error": "truncated output (stop_reason max_tokens)",
+                  "grading_id": c["grading_id"], "cost_usd": 0.02} for c in rubric[:3]]
+    write_table_file(str(run), "calls", "part-truncated-a0001", truncated)
+    _decide(run)
+    cal = calibrate_run(str(run), None)
+    [rate] = [r for r in cal.truncation if r.vendor == "anthropic" and r.purpose == "rubric"]
+    assert (rate.truncated, rate.calls) == (3, len(rubric)) and abs(rate.truncated_usd - 0.06) < 1e-9
+    out = CliRunner().invoke(app, ["calibrate", str(run)], env={"COLUMNS": "160"})
+    assert out.exit_code == 0, out.output
+    assert "Answers stopped at their output-token cap" in out.output
+    assert f"{100 * 3 / len(rubric):.1f}%" in out.output

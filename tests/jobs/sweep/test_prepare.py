@@ -86,3 +86,22 @@ def _sample_submissions() -> list[Submission]:
 
     bench = load_benchmark(str(SAMPLE))
     return [s for s in iter_submissions(str(SAMPLE / "submissions"), bench.task_map()) if isinstance(s, Submission)]
+
+
+def test_emulated_vendors_serve_the_configurations_newer_models_and_refuse_an_unknown_one(tmp_path: Path) -> None:
+    """As the vendor does: an id the configuration declares newer than the SDK's list is served,
+    any other id not on the list is the vendor's 404 (so a misspelt default fails here, not at the
+    first real run)."""
+    import openai
+
+    from jobs.sweep.prepare import vendor_mode
+
+    path = tmp_path / "newer.yaml"
+    path.write_text("known_newer_models: {openai: [gpt-7-preview]}\n")
+    cfg, _ = run_config(str(path), VendorMode.EMULATED)
+    with vendor_mode(cfg, VendorMode.EMULATED) as run_cfg:
+        endpoint = next(v.endpoint for v in run_cfg.vendors() if v.adapter == "openai")
+        with openai.OpenAI(api_key="k", base_url=endpoint, max_retries=0) as client:
+            assert client.responses.create(model="gpt-7-preview", input="hi").status == "completed"
+            with pytest.raises(openai.NotFoundError, match="gpt-7-previw"):
+                client.responses.create(model="gpt-7-previw", input="hi")
