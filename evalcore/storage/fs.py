@@ -218,7 +218,7 @@ def missing_reason(
 def _write_reason(exc: OSError) -> str:
     """Why a local write failed, in the user's words rather than the errno's."""
     if isinstance(exc, NotADirectoryError) or exc.errno == errno.ENOTDIR:
-        return "a parent of this path is a regular file, not a folder; choose another output folder"
+        return "not a directory: a parent of this path is a regular file; choose another output folder"
     if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied: the folder is not writable by this user; choose another output folder"
     if exc.errno == errno.EROFS:
@@ -280,6 +280,8 @@ def check_writable(uri: str, endpoint_override: str | None = None) -> None:
         exists(uri, endpoint_override)  # raises EndpointUnreachable for a dead endpoint
         return
     _, path = resolve(uri, endpoint_override)
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise StorageError(f"{uri}: not a directory: a regular file is there; choose another output folder")
     probe = os.path.join(path, f".tribunal-write-check-{secrets.token_hex(6)}")
     try:
         _write_local(probe, b"")

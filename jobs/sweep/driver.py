@@ -117,6 +117,7 @@ def run_sweep(
     whose lease expired, `jobs.sweep.lock`), and `RunStorageFailed` when a write into the run failed.
     """
     check_batch_allowed(opts.config)
+    fs.check_writable(opts.output)  # before the caches' folders are made in it: `PATH: not a directory`, no traceback
     caches = local_caches(opts.config, opts.output)
     with governed_caches(caches):
         return _run_sweep(opts, console or Console(stderr=True), caches.ocr_uri, take_over_lock)

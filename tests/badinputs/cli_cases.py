@@ -178,16 +178,29 @@ KEY_MESSAGE = (
     "xai (grok-4.7): no API key: set the environment variable XAI_API_KEY; "
     "anthropic (claude-opus-5-5): no API key: set the environment variable ANTHROPIC_API_KEY"
 )
+NO_CACHE_ROOT: dict[str, str | None] = {"TRIBUNAL_CACHE_DIR": None}
+"""The tests set a cache root; without one a sweep keeps its caches in its output folder, as a user's does."""
 SWEEP = ["sweep", str(SAMPLE), "-s", str(SUBMISSIONS), "--run-id", "r1", "--vendors", "offline", "--no-progress"]
 LEASE = SAMPLE / "tasks" / "real-estate" / "lease-abstract"
 ABSTRACT = SUBMISSIONS / "gpt-strong" / "real-estate" / "lease-abstract" / "abstract.md"
 
 CLI_CASES: list[CliCase] = [
     CliCase("output-under-a-regular-file", "8", "`sweep -o` a path under a regular file",
-            "exit 1 before anything starts: `<output>: a parent of this path is a regular file, not a folder`",
+            "exit 1 before anything starts: `<output>: not a directory: a parent of this path is a regular file`",
             lambda root, ep: [*SWEEP, "-o", str(root / "afile" / "runs")], 1,
-            ("error: {root}/afile/runs: a parent of this path is a regular file, not a folder",),
-            breaks=_regular_file),
+            ("error: {root}/afile/runs: not a directory: a parent of this path is a regular file",),
+            breaks=_regular_file, env=NO_CACHE_ROOT),
+    CliCase("output-is-a-regular-file", "43", "`sweep -o` a path that is an existing regular file",
+            "exit 1 before anything starts: `<output>: not a directory: a regular file is there`",
+            lambda root, ep: [*SWEEP, "-o", str(root / "afile")], 1,
+            ("error: {root}/afile: not a directory: a regular file is there; choose another output folder",),
+            breaks=_regular_file, env=NO_CACHE_ROOT),
+    CliCase("output-two-folders-under-a-regular-file", "43", "`sweep -o` a path two folders under a regular file",
+            "exit 1 before anything starts: `<output>: not a directory: a parent of this path is a regular file`",
+            lambda root, ep: [*SWEEP, "-o", str(root / "afile" / "a" / "runs")], 1,
+            ("error: {root}/afile/a/runs: not a directory: a parent of this path is a regular file; "
+             "choose another output folder",),
+            breaks=_regular_file, env=NO_CACHE_ROOT),
     CliCase("output-folder-unwritable", "8", "`sweep -o` a folder this user cannot write",
             "exit 1 before anything starts: `<output>: permission denied: the folder is not writable by this user`",
             lambda root, ep: [*SWEEP, "-o", str(root / "readonly" / "runs")], 1,

@@ -230,7 +230,7 @@ def test_writing_under_a_regular_file_names_the_file_and_says_its_parent_is_a_fi
     with pytest.raises(StorageError) as info:
         fs.write_bytes_atomic(target, b"{}")
     assert str(info.value) == (
-        f"{target}: a parent of this path is a regular file, not a folder; choose another output folder"
+        f"{target}: not a directory: a parent of this path is a regular file; choose another output folder"
     )
 
 
