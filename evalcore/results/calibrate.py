@@ -25,7 +25,9 @@ Rules (each figure names its population):
   unmatched confirmations `not real`); Stage 2's effect: Stage 1 flags it rejected that were real,
   and confirmed that were not, with Stage 1's own recall. Labelled hallucinations in submissions
   that were not audited (score 0, not complete, or not in the run) are counted apart: no audit
-  could find them.
+  could find them. With labels from review decisions (not exhaustive: `Labels.exhaustive`), only
+  reviewed flags are scored: an upheld flag is true, an overturned one (`FalseFlagLabel`) not
+  real, and a flag nobody reviewed is neither (`AuditorCalibration.not_reviewed`).
 * **Truncation** — per vendor entry (judges and auditor) and purpose, from the run's `calls` table
   when given: the share of calls whose answer stopped at its output-token cap and was retried
   with a larger one, with the tokens and USD those truncated attempts cost
@@ -50,7 +52,7 @@ from pydantic import BaseModel, Field
 from evalcore.grading.calls import TruncationRate, truncation_rates
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import stats
-from evalcore.results.labels import Labels, spans_match
+from evalcore.results.labels import Labels, label_matches_flag
 from evalcore.results.leaderboard import ALL_AREAS, interval_fields
 from evalcore.results.reduce import TableSource, current_gradings_sql
 from evalcore.results.stats import Interval
@@ -121,6 +123,8 @@ class AuditorCalibration(BaseModel):
     stage2_rejected_real: int = Field(description="Stage 1 flags matching a label that Stage 2 rejected.")
     stage2_rejected_not_real: int = Field(description="Stage 1 flags matching no label that Stage 2 rejected.")
     stage2_confirmed_not_real: int = Field(description="Confirmed flags matching no label.")
+    not_reviewed: int = Field(
+        default=0, description="Confirmed flags no label says anything about (review labels only): not scored.")
 
 
 class Calibration(BaseModel):
@@ -240,6 +244,10 @@ class _Calibrator:
         by_sub: dict[tuple[str, str], list[Any]] = defaultdict(list)
         for h in labels.hallucinations:
             by_sub[(h.system, h.task_id)].append(h)
+        false_by_sub: dict[tuple[str, str], list[Any]] = defaultdict(list)
+        for n in labels.false_flags:
+            false_by_sub[(n.system, n.task_id)].append(n)
+        not_reviewed = 0
         not_audited = sum(len(v) for k, v in by_sub.items() if k not in audited)
         cats = ("contradiction", "fabricated_source", "unsupported_specific")
         units: list[str] = []
@@ -251,15 +259,21 @@ class _Calibrator:
         for key in sorted(k for k in labelled_subs if k in audited):
             gid = audited[key]
             halls = by_sub.get(key, [])
-            fl = [f for f in flags.get(gid, []) if f["status"] != "merged"]
+            every = [f for f in flags.get(gid, []) if f["status"] != "merged"]
+            found = [next((f for f in every if f["status"] == "confirmed" and label_matches_flag(h, f)), None)
+                     for h in halls]
+            stage1 = [any(label_matches_flag(h, f) for f in every) for h in halls]
+            # only flags a label speaks about are scored: with exhaustive labels every flag is (no
+            # match = not real); with review labels, only the flags an expert upheld or overturned
+            fl, real = [], []
+            for f in every:
+                is_real = any(label_matches_flag(h, f) for h in halls)
+                if is_real or labels.exhaustive or any(label_matches_flag(n, f) for n in false_by_sub.get(key, [])):
+                    fl.append(f)
+                    real.append(is_real)
+                elif f["status"] == "confirmed":
+                    not_reviewed += 1
             confirmed = [f for f in fl if f["status"] == "confirmed"]
-
-            def matches(f: Mapping[str, Any], h: Any) -> bool:
-                return bool(f["deliverable"] == h.deliverable and spans_match(str(f["span"]), h.span))
-
-            found = [next((f for f in confirmed if matches(f, h)), None) for h in halls]
-            stage1 = [any(matches(f, h) for f in fl) for h in halls]
-            real = [any(matches(f, h) for h in halls) for f in fl]
             units.append(f"{key[0]}::{key[1]}")
             row = {
                 "labelled": len(halls), "found": sum(f is not None for f in found), "stage1": sum(stage1),
@@ -303,7 +317,7 @@ class _Calibrator:
             stage1_recall=self.ratio(a("stage1"), a("labelled"), "auditor", "stage1_recall"),
             by_category=by_category, materiality=confusion,
             stage2_rejected_real=s2["rejected_real"], stage2_rejected_not_real=s2["rejected_not_real"],
-            stage2_confirmed_not_real=s2["confirmed_not_real"],
+            stage2_confirmed_not_real=s2["confirmed_not_real"], not_reviewed=not_reviewed,
         )
 
 

@@ -17,6 +17,13 @@ A submission is *labelled* when it has at least one verdict or hallucination lab
 submission with no hallucination label is labelled as having none. Verdicts may cover only some
 criteria: calibration compares what is labelled and nothing else.
 
+Labels made from the run's review decisions (`jobs.per_run.calibrate.labels_from_adjudications`)
+are not *exhaustive*: an expert reviewed some flags, not every claim, so a flag nobody reviewed
+is neither right nor wrong and is not scored. Such labels name the flag they were made on
+(`flag_index`: matched by index in the current grading, not by span), and an overturned flag is a
+`FalseFlagLabel` — the claim is not a hallucination, so the auditor confirming it was a false
+positive (the most informative label there is).
+
 Span matching (`spans_match`) decides whether a flag and a labelled hallucination are the same
 claim: same submission and deliverable, and the spans overlap — one contains the other, or they
 share a run of text at least half as long as the shorter one (whitespace and case ignored). The
@@ -66,24 +73,44 @@ class HallucinationLabel(BaseModel):
     span: str = Field(min_length=1, description="The claim as it reads in the deliverable.")
     category: Category
     materiality: Materiality
+    flag_index: int | None = Field(
+        default=None, ge=0, description="The reviewed flag this label was made on (review labels only): matched by "
+        "its index in the submission's current grading, not by span.")
+
+
+class FalseFlagLabel(BaseModel):
+    """A flag an expert overturned: the claim is not a hallucination (confirming it was a false positive)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    system: str = Field(min_length=1)
+    task_id: str = Field(min_length=1)
+    flag_index: int = Field(ge=0, description="The overturned flag's index in the submission's current grading.")
 
 
 class Labels(BaseModel):
-    """Every expert label of one file."""
+    """Every expert label of one file (or of one run's review decisions)."""
 
     source: str = Field(description="Where the labels were read from.")
     verdicts: list[VerdictLabel] = Field(default_factory=list)
     hallucinations: list[HallucinationLabel] = Field(default_factory=list)
+    false_flags: list[FalseFlagLabel] = Field(
+        default_factory=list, description="Flags the experts overturned (review labels only).")
+    exhaustive: bool = Field(
+        default=True, description="Every hallucination of a labelled submission is labelled (a labels file): a "
+        "confirmed flag matching no label is a false positive. False for review decisions: only the reviewed "
+        "flags are scored.")
 
     def submissions(self) -> list[SubmissionKey]:
         """Every labelled (system, task_id), sorted."""
         keys = {(v.system, v.task_id) for v in self.verdicts} | {(h.system, h.task_id) for h in self.hallucinations}
+        keys |= {(f.system, f.task_id) for f in self.false_flags}
         return sorted(keys)
 
     def rows(self) -> list[dict[str, Any]]:
-        """The labels as JSONL/Parquet rows (the inverse of `load_labels`)."""
+        """The labels as JSONL/Parquet rows (the inverse of `load_labels`, for the file kinds)."""
         out: list[dict[str, Any]] = [{"type": "verdict", **v.model_dump()} for v in self.verdicts]
-        out += [{"type": "hallucination", **h.model_dump()} for h in self.hallucinations]
+        out += [{"type": "hallucination", **h.model_dump(exclude={"flag_index"})} for h in self.hallucinations]
         return out
 
     def to_table(self) -> pa.Table:
@@ -189,6 +216,16 @@ _WS = re.compile(r"\s+")
 
 def _norm(text: str) -> str:
     return _WS.sub(" ", text).strip().casefold()
+
+
+def label_matches_flag(label: HallucinationLabel | FalseFlagLabel, flag: Mapping[str, Any]) -> bool:
+    """Whether a flag row (of the label's submission: `flag_index`, `deliverable`, `span`) is the
+    labelled claim: the very flag a review label was made on, else the same deliverable and
+    overlapping spans (`spans_match`)."""
+    if label.flag_index is not None:
+        return bool(flag["flag_index"] == label.flag_index)
+    assert isinstance(label, HallucinationLabel)  # a false-flag label always names its flag
+    return bool(flag["deliverable"] == label.deliverable and spans_match(str(flag["span"]), label.span))
 
 
 def spans_match(a: str, b: str) -> bool:

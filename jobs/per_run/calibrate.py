@@ -8,9 +8,11 @@ area, estimates flattened); `tribunal report` adds a calibration section when th
 from __future__ import annotations
 
 from evalcore.errors import InputError, StorageError
+from evalcore.grading import scoring
 from evalcore.results import adjudications as adj
 from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
-from evalcore.results.labels import HallucinationLabel, Labels, VerdictLabel, load_labels
+from evalcore.results.labels import FalseFlagLabel, HallucinationLabel, Labels, VerdictLabel, load_labels
+from evalcore.results.reduce import current_gradings
 from evalcore.storage import fs
 from evalcore.storage.run_folder import is_calibration, open_run
 from jobs.per_run.reduce import _parquet_bytes, open_table, read_run_record
@@ -23,7 +25,8 @@ def calibrate_run(
     """Calibrate a run folder against expert labels; write a new calibration file into the run.
 
     Without a labels file, the run's adjudications are the labels (`labels_from_adjudications`):
-    each decided verdict or criterion is the expert's verdict, each upheld flag a hallucination.
+    each decided verdict or criterion is the expert's verdict, each decided flag a label on that flag
+    (overturned: a false positive); unreviewed flags are not scored.
     Labels that match no graded submission of the run are refused (nothing is written), and an
     earlier calibration is never overwritten: each one gets the next free name.
     """
@@ -46,6 +49,9 @@ def calibrate_run(
         raise InputError(labels.source, f"no label matches a complete grading of run {record.run_id} "
                          f"({cal.labelled_submissions} labelled submission(s): {cal.not_in_run} not in the run, "
                          f"{cal.not_complete} not complete); nothing was written")
+    if labels_uri is None and cal.auditor.not_reviewed:
+        notes.append(f"{cal.auditor.not_reviewed} confirmed flag(s) of the labelled submissions were not reviewed: "
+                     "not scored")
     if notes:
         cal = cal.model_copy(update={"notes": [*notes, *cal.notes]})
     if write:
@@ -63,11 +69,13 @@ def labels_from_adjudications(
 ) -> tuple[Labels, list[str]]:
     """The run's decisions in force as expert labels, with notes saying how far they can be trusted.
 
-    A decided verdict or criterion is the expert's verdict on that criterion; an upheld flag (or one
-    given a materiality) is a hallucination the expert found, with the flag's span, deliverable and
-    category; an overturned flag is no label (the claim is not a hallucination). Only reviewed items
-    are labelled, so recall is not measured; and decisions from the material-first and split queues
-    over-represent disputed items: only those from the seeded random sample give unbiased figures.
+    A decided verdict or criterion is the expert's verdict on that criterion. A decided flag is a
+    label on that very flag of the submission's current grading, by the same rule the reduction
+    applies (`scoring.adjudicated_flag`): upheld or given a materiality, a hallucination with the
+    materiality it then counts with; overturned, a false flag (the auditor's false positive). The
+    labels are not exhaustive: a flag nobody reviewed is not scored, and recall is not measured.
+    Decisions from the material-first and split queues over-represent disputed items: only those
+    from the seeded random sample give unbiased figures.
     """
     loaded = adj.load(run_uri, endpoint_override)
     latest = [d for d in loaded.latest().values() if not sample_only or d.queue == "sample"]
@@ -78,38 +86,54 @@ def labels_from_adjudications(
     flag_keys = {(d.system, d.task_id, d.flag_index) for d in latest if d.kind == "flag"}
     flag_rows: dict[tuple[str, str, int | None], dict[str, object]] = {}
     flags = open_table(run_uri, "flags", endpoint_override)
-    if flag_keys and flags is not None:
-        for row in flags.to_table(columns=["system", "task_id", "flag_index", "deliverable", "span", "category",
-                                           "materiality"]).to_pylist():
+    submissions = open_table(run_uri, "submissions", endpoint_override)
+    if flag_keys and flags is not None and submissions is not None:
+        current = set(current_gradings(submissions).column("grading_id").to_pylist())
+        for row in flags.to_table(columns=["grading_id", "system", "task_id", "flag_index", "deliverable", "span",
+                                           "category", "status", "materiality"]).to_pylist():
             key = (str(row["system"]), str(row["task_id"]), int(row["flag_index"]))
-            if key in flag_keys:
+            if key in flag_keys and row["grading_id"] in current:
                 flag_rows[key] = row
     verdicts: list[VerdictLabel] = []
     halls: list[HallucinationLabel] = []
+    false_flags: list[FalseFlagLabel] = []
+    unmatched = 0
     for d in latest:
         if d.kind in ("verdict", "criterion") and d.criterion_id:
             verdicts.append(VerdictLabel(system=d.system, task_id=d.task_id, criterion_id=d.criterion_id,
                                          verdict=d.decision))  # type: ignore[arg-type]
-        elif d.kind == "flag" and d.decision != "overturned":
-            row = flag_rows.get((d.system, d.task_id, d.flag_index))
-            if row is not None:
-                halls.append(HallucinationLabel(
-                    system=d.system, task_id=d.task_id, deliverable=str(row["deliverable"]), span=str(row["span"]),
-                    category=row["category"],  # type: ignore[arg-type]
-                    materiality=d.materiality or row["materiality"] or "material",  # type: ignore[arg-type]
-                ))
+            continue
+        row = flag_rows.get((d.system, d.task_id, d.flag_index))
+        if d.kind != "flag" or d.flag_index is None or row is None:
+            unmatched += 1
+            continue
+        raw = scoring.FlagOutcome(str(row["status"]), None if row["materiality"] is None else str(row["materiality"]))
+        outcome = scoring.adjudicated_flag(raw, d.decision, d.materiality)  # type: ignore[arg-type]
+        counted = scoring.counted_materiality(outcome.status, outcome.materiality)
+        if counted is None:
+            false_flags.append(FalseFlagLabel(system=d.system, task_id=d.task_id, flag_index=d.flag_index))
+        else:
+            halls.append(HallucinationLabel(
+                system=d.system, task_id=d.task_id, deliverable=str(row["deliverable"]), span=str(row["span"]),
+                category=row["category"], materiality=counted, flag_index=d.flag_index,  # type: ignore[arg-type]
+            ))
+    labels = Labels(source=adj.folder(run_uri) + (" (random sample)" if sample_only else ""), verdicts=verdicts,
+                    hallucinations=halls, false_flags=false_flags, exhaustive=False)
     sampled = sum(1 for d in latest if d.queue == "sample")
     notes = [
-        f"labels: {len(latest)} decision(s) in force from the run's adjudications, {sampled} of them from the "
-        "seeded random sample" + (" (only those used: unbiased)" if sample_only else
-                                  "; the rest come from the material-first and split queues, which over-represent "
-                                  "disputed items, so these figures are not unbiased estimates (--sample-only: "
-                                  "the random sample alone)"),
-        "only reviewed items are labelled: the auditor's precision on reviewed flags and the judges' accuracy on "
-        "reviewed verdicts are measured; recall is not (unreviewed hallucinations are unknown)",
+        f"labels: {len(latest)} decision(s) in force from the run's adjudications on {len(labels.submissions())} "
+        f"submission(s), {sampled} of them from the seeded random sample"
+        + (" (only those used: unbiased)" if sample_only else
+           "; the rest come from the material-first and split queues, which over-represent "
+           "disputed items, so these figures are not unbiased estimates (--sample-only: "
+           "the random sample alone)"),
+        "only reviewed items are labelled: the auditor's precision on reviewed flags (an overturned flag counts "
+        "as a false positive) and the judges' accuracy on reviewed verdicts are measured; unreviewed flags are not "
+        "scored, and recall is not measured (unreviewed hallucinations are unknown)",
     ]
-    source = adj.folder(run_uri) + (" (random sample)" if sample_only else "")
-    return Labels(source=source, verdicts=verdicts, hallucinations=halls), notes
+    if unmatched:
+        notes.append(f"{unmatched} flag decision(s) name no flag of a current grading of the run: not used as labels")
+    return labels, notes
 
 
 def load_calibration(run_uri: str, endpoint_override: str | None = None) -> Calibration | None:

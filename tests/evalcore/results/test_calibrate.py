@@ -7,7 +7,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
 from evalcore.results.labels import Labels, labels_from_rows, load_labels
@@ -135,3 +138,43 @@ def test_the_sample_ground_truth_calibrates_a_run_built_from_it_perfectly(tmp_pa
     assert cal.labelled_submissions == cal.matched_submissions == 32
     assert all(r.accuracy.value == 1.0 for r in cal.judges)
     assert cal.auditor.recall.value == 1.0 and cal.auditor.precision.value == 1.0
+
+
+_STATUSES = ("confirmed", "rejected", "merged")
+
+
+@settings(max_examples=40, deadline=None)
+@given(flags=st.lists(st.tuples(st.sampled_from(_STATUSES), st.sampled_from(("none", "upheld", "overturned"))),
+                      min_size=1, max_size=8))
+def test_review_labels_score_exactly_the_reviewed_confirmed_flags_an_overturn_being_a_false_positive(
+    flags: list[tuple[str, str]],
+) -> None:
+    """Labels from review decisions are not exhaustive: a confirmed flag is true when upheld, a false
+    positive when overturned, and not scored at all when nobody reviewed it — whatever the spans say
+    (every flag here has the same span, so span matching would call them all one claim)."""
+    from evalcore.config.load import load_config
+    from evalcore.results.labels import FalseFlagLabel, HallucinationLabel, VerdictLabel
+    from tests.runfolder import test_record
+
+    record = test_record("r", load_config(vendors="offline", overrides={"bootstrap_samples": 50}))
+    submissions = pa.Table.from_pylist([{
+        "grading_id": "g", "submission_id": "s::t", "system": "s", "task_id": "t", "area": "a", "status": "complete",
+        "n_criteria": 1, "task_score": 1.0, "audited": True, "graded_at": 1.0}])
+    rows = [{"grading_id": "g", "flag_index": i, "deliverable": "memo", "span": "The term is 5 years.",
+             "category": "contradiction", "status": status, "materiality": "material" if status == "confirmed" else None}
+            for i, (status, _) in enumerate(flags)]
+    halls = [HallucinationLabel(system="s", task_id="t", deliverable="memo", span="The term is 5 years.",
+                                category="contradiction", materiality="material", flag_index=i)
+             for i, (status, review) in enumerate(flags) if review == "upheld" and status != "merged"]
+    false = [FalseFlagLabel(system="s", task_id="t", flag_index=i)
+             for i, (status, review) in enumerate(flags) if review == "overturned" and status != "merged"]
+    reviewed_verdict = VerdictLabel(system="s", task_id="t", criterion_id="C-1", verdict="pass")  # labelled anyway
+    labels = Labels(source="review", verdicts=[reviewed_verdict], hallucinations=halls, false_flags=false,
+                    exhaustive=False)
+    a = calibrate_tables(record, labels, submissions=submissions, flags=pa.Table.from_pylist(rows)).auditor
+    confirmed = [review for status, review in flags if status == "confirmed"]
+    assert a.confirmed == sum(r != "none" for r in confirmed)
+    assert a.true_confirmed == confirmed.count("upheld")
+    assert a.stage2_confirmed_not_real == confirmed.count("overturned")
+    assert a.not_reviewed == confirmed.count("none")
+    assert a.found == confirmed.count("upheld") and a.labelled == len(halls)

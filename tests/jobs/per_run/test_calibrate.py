@@ -93,3 +93,45 @@ def test_calibrate_reports_each_entrys_truncation_rate_from_the_calls_table(run:
     assert out.exit_code == 0, out.output
     assert "Answers stopped at their output-token cap" in out.output
     assert f"{100 * 3 / len(rubric):.1f}%" in out.output
+
+
+def _flag_decision(flag: dict[str, object], decision: str, materiality: str | None = None) -> adj.Adjudication:
+    return adj.Adjudication(run_id="r", kind="flag", system=str(flag["system"]), task_id=str(flag["task_id"]),
+                            flag_index=int(str(flag["flag_index"])), decision=decision,  # type: ignore[arg-type]
+                            materiality=materiality, reviewer="Ada", reason="checked", queue="material")  # type: ignore[arg-type]
+
+
+def test_from_decisions_an_overturned_flag_is_a_false_positive_and_an_unreviewed_flag_is_never_scored(
+    run: Path,
+) -> None:
+    """Three decisions on three submissions: one flag overturned (the auditor's false positive,
+    counted in precision), one material flag made minor (a materiality label), one verdict. The
+    other confirmed flags of those submissions were never reviewed: they are neither right nor wrong."""
+    flags = read_table(str(run), "flags").to_pylist()
+    confirmed = [f for f in flags if f["status"] == "confirmed"]
+    per_sub: dict[tuple[str, str], list[dict[str, object]]] = {}
+    for f in confirmed:
+        per_sub.setdefault((f["system"], f["task_id"]), []).append(f)
+    overturned = next(fs[0] for fs in per_sub.values() if len(fs) >= 2)  # its submission keeps an unreviewed flag
+    made_minor = next(f for f in confirmed if f["materiality"] == "material"
+                      and (f["system"], f["task_id"]) != (overturned["system"], overturned["task_id"]))
+    covered = {(overturned["system"], overturned["task_id"]), (made_minor["system"], made_minor["task_id"])}
+    verdict = next(v for v in read_table(str(run), "verdicts").to_pylist() if (v["system"], v["task_id"]) not in covered)
+    adj.record_all(str(run), [
+        _flag_decision(overturned, "overturned"), _flag_decision(made_minor, "materiality", "minor"),
+        adj.Adjudication(run_id="r", kind="verdict", system=verdict["system"], task_id=verdict["task_id"],
+                         criterion_id=verdict["criterion_id"], judge=verdict["judge"], decision=verdict["verdict"],
+                         reviewer="Ada", reason="right", queue="sample"),
+    ])
+    cal = calibrate_run(str(run), None)
+    assert cal.labelled_submissions == cal.matched_submissions == 3  # 3 decisions on 3 submissions
+    a = cal.auditor
+    assert (a.confirmed, a.true_confirmed, a.stage2_confirmed_not_real) == (2, 1, 1)  # precision 1 of 2
+    assert a.precision.value == 0.5
+    assert a.materiality["minor"]["material"] == 1  # the expert said minor, the auditor material
+    assert sum(a.materiality["not real"].values()) == 1
+    verdict_sub = (verdict["system"], verdict["task_id"])
+    unreviewed = sum(len(per_sub.get(k, [])) for k in (*covered, verdict_sub)) - 2
+    assert unreviewed >= 1 and a.not_reviewed == unreviewed
+    assert any(f"{unreviewed} confirmed flag(s)" in n and "not scored" in n for n in cal.notes)
+    assert any("on 3 submission(s)" in n for n in cal.notes)
