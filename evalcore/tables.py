@@ -127,6 +127,10 @@ class TableSpec:
     padding: tuple[int, int] = (0, 1)
     pad_edge: bool = True
     key: int | None = None
+    max_bands: int | None = None
+    """At most this many bands (`layout`) before the table is stacked; None: `MAX_BANDS`. 1 for a
+    table whose rows are records read one at a time (a batch, an object): bands would repeat the
+    key in every piece, one block per row reads better."""
 
     def add_row(self, *cells: CellLike) -> None:
         if len(cells) != len(self.columns):
@@ -255,7 +259,7 @@ def layout(spec: TableSpec, console: Console) -> list[tuple[TableSpec, list[int]
             return None  # this column and the key column alone do not fit
         current.append(i)
     bands.append(current)
-    if len(bands) > MAX_BANDS:
+    if len(bands) > (MAX_BANDS if spec.max_bands is None else spec.max_bands):
         return None
     out = []
     for band in bands:

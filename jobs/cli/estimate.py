@@ -47,8 +47,8 @@ def estimate(
     serve (their caching rules replayed in the sweep's order, with cache warming as configured),
     prices them per pricing mode, and prints the lower bound on wall time set by the configured
     rate limits. Output sizes and the audited share are assumptions (printed); `--calibrate RUN`
-    measures them on an earlier run. `--batch` (or batch.enabled in the configuration) prices the
-    sweep `sweep --batch` would run: batch prices, the cache hits expected inside a batch with the
+    measures them on an earlier run. `--batch` (or batch.enabled in the configuration) prices what
+    `tribunal sweep --batch` would run: batch prices, the cache hits expected inside a batch with the
     cold bound beside, and the wall time from the batches' 24 h completion window.
 
     Example:
@@ -59,8 +59,8 @@ def estimate(
 
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.config.models import VendorMode
-    from evalcore.grading.estimate import OutputModel
-    from evalcore.grading.estimate import estimate as build_estimate
+    from evalcore.cost.estimate import OutputModel
+    from evalcore.cost.estimate import estimate as build_estimate
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
     from jobs.sweep.prepare import run_config

@@ -53,11 +53,19 @@ def calibration_blocks(cal: Calibration) -> list[Block]:
         f"Stage 1 recall {a.stage1_recall.text(ci=CI_MARKUP)}; Stage 2 rejected {a.stage2_rejected_real} real and "
         f"{a.stage2_rejected_not_real} unreal flags, confirmed {a.stage2_confirmed_not_real} unreal; "
         f"{a.not_audited} labelled hallucination(s) in submissions not audited. "
-        f"Materiality (expert → auditor): {escape(str(a.materiality))}"))
+        f"Materiality (expert → auditor): {escape(materiality_text(a.materiality))}."))
     if cal.truncation:
         blocks.append(truncation_table(cal))
     blocks += [Text.assemble(("note: ", "yellow"), note) for note in cal.notes]
     return blocks
+
+
+def materiality_text(confusion: dict[str, dict[str, int]]) -> str:
+    """The expert → auditor materiality counts as a reader says them ("material → 3 material, 1
+    missed; not real → 1 minor"), never a Python dict; "none labelled" when empty."""
+    parts = [f"{expert} → " + ", ".join(f"{n} {auditor}" for auditor, n in sorted(counts.items()) if n)
+             for expert, counts in sorted(confusion.items()) if any(counts.values())]
+    return "; ".join(parts) or "none labelled"
 
 
 TRUNCATION_HINT = 0.02

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any
+
 from rich.console import Console
 from rich.text import Text
 
@@ -40,11 +43,47 @@ def render_grade(result: GradeResult, console: Console) -> None:
             decision = f.status + (f" / {f.materiality}" if f.materiality else "")
             flags.add_row(Cell(str(f.flag_index), f.flag_index), f.span, f.category, evidence, decision, f.rationale)
         blocks.append(flags)
-    scores = TableSpec([Column("score", "id"), Column("value", "text")], title="Scores", show_header=False)
-    shown = sub.model_dump(include={"status", "status_reason", "task_score", "all_pass_judges", "criterion_pass_rate",
-                                    "near_pass_1", "near_pass_2", "audited", "material_flags", "minor_flags", "gated",
-                                    "hc_score", "cost_usd"})
-    for key, value in shown.items():
-        scores.add_row(key, str(value))
-    blocks.append(scores)
+    blocks.append(scores_table(sub.model_dump()))
     emit(console, blocks)
+
+
+def _share(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def score_text(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+
+
+SCORE_ROWS: list[tuple[str, Callable[[Any], str]]] = [
+    ("status", str),
+    ("status_reason", str),
+    ("task_score", score_text),
+    ("all_pass_judges", str),
+    ("criterion_pass_rate", _share),
+    ("near_pass_1", _share),
+    ("near_pass_2", _share),
+    ("audited", lambda v: "yes" if v else "no"),
+    ("material_flags", str),
+    ("minor_flags", str),
+    ("gated", lambda v: "yes" if v else "no"),
+    ("hc_score", score_text),
+    ("cost_usd", lambda v: f"${v:,.4f}"),
+]
+"""The scores of one grading as a person reads them: each with its own form (a share as a percent, a
+score to 3 decimals, a flag as yes/no, cost in dollars), never a Python repr. A value that is None is
+shown as "—", except `status_reason`, shown only when there is one."""
+
+
+def scores_table(row: Mapping[str, Any], title: str = "Scores") -> TableSpec:
+    """A grading's scores (`SCORE_ROWS`) from a submission row (a `Submission` dumped, or a row of
+    the run's submissions table); the csv value of each is the raw value."""
+    scores = TableSpec([Column("score", "id"), Column("value", "text")], title=title, show_header=False)
+    for key, form in SCORE_ROWS:
+        if key not in row:
+            continue
+        value = row[key]
+        if value is None and key == "status_reason":
+            continue
+        scores.add_row(key, Cell("—" if value is None else form(value), value))
+    return scores

@@ -88,8 +88,12 @@ def leaderboard_blocks(lb: Leaderboard) -> list[Block]:
 
 
 def render_leaderboard(lb: Leaderboard, console: Console | None = None, fmt: TableFormat = TableFormat.TABLE) -> None:
-    """Print the leaderboard (`leaderboard_blocks`) in `fmt`; the table fits the console's width."""
-    emit(console or Console(), leaderboard_blocks(lb), fmt)
+    """Print the leaderboard (`leaderboard_blocks`) in `fmt`; the table fits the console's width.
+    In csv only the leaderboard's table: one plain table a spreadsheet or pandas reads as is."""
+    blocks = leaderboard_blocks(lb)
+    if fmt is TableFormat.CSV:  # csv is the leaderboard's rows (one plain table), as before the change table
+        blocks = blocks[:1]
+    emit(console or Console(), blocks, fmt)
 
 
 def _rank_range(r: SystemScores) -> str:
@@ -99,16 +103,29 @@ def _rank_range(r: SystemScores) -> str:
 
 
 def adjudication_lines(lb: Leaderboard) -> list[Block]:
-    """What the experts' decisions changed: items per system, headline rate and rank before → after."""
+    """What the experts' decisions changed: a line, then a table of items per system with its headline
+    rate and rank before → after (a table, so markdown gets a pipe table, not one paragraph per system)."""
     a = lb.adjudication
     if a is None:
         return []
     lines: list[Block] = [f"adjudicated: {a.decisions_in_force} item(s) decided ({a.decisions_recorded} decision(s) "
                           "recorded); `--no-adjudications` gives the raw view"]
-    for c in a.changes:
-        before = "—" if c.hc_pass_rate_before is None else f"{100 * c.hc_pass_rate_before:.1f}%"
-        after = "—" if c.hc_pass_rate_after is None else f"{100 * c.hc_pass_rate_after:.1f}%"
-        lines.append(f"  {c.system}: {c.decisions} item(s); HC pass {before} -> {after}; "
-                     f"rank {c.rank_before or '—'} -> {c.rank_after or '—'}")
+    if a.changes:
+        table = TableSpec([Column("system", "id"), Column("items", "number", ("decisions",)),
+                           Column("HC pass\nbefore", "number", ("hc_pass_rate_before",)),
+                           Column("HC pass\nafter", "number", ("hc_pass_rate_after",)),
+                           Column("rank\nbefore", "number", ("rank_before",)),
+                           Column("rank\nafter", "number", ("rank_after",))],
+                          title="What the decisions changed", box=box.SIMPLE_HEAVY, pad_edge=False)
+        for c in a.changes:
+            table.add_row(c.system, Cell(str(c.decisions), c.decisions),
+                          Cell(_percent(c.hc_pass_rate_before), c.hc_pass_rate_before),
+                          Cell(_percent(c.hc_pass_rate_after), c.hc_pass_rate_after),
+                          Cell(str(c.rank_before or "—"), c.rank_before), Cell(str(c.rank_after or "—"), c.rank_after))
+        lines.append(table)
     lines += [Text.assemble(("note: ", "yellow"), line) for line in [*a.unmatched, *a.problems]]
     return lines
+
+
+def _percent(rate: float | None) -> str:
+    return "—" if rate is None else f"{100 * rate:.1f}%"

@@ -40,7 +40,11 @@ def _phase_state(r: BatchRecord) -> str:
 
 
 def status_blocks(status: RunStatus) -> list[Block]:
-    """The run's progress, then one table per vendor of its batches (laid out by `evalcore.tables`)."""
+    """The run's progress, then one table per vendor of its batches (laid out by `evalcore.tables`).
+
+    A batch is read as one record, so a vendor's table is either one wide table or, when it does
+    not fit, one block per batch (`max_bands=1`): split in bands it printed three pieces per
+    vendor, each repeating the batch id, under a paragraph of prose."""
     # a row is not a grading: a --detach pass records its submissions incomplete, awaiting their batches
     recorded = sum(status.submissions.values())
     progress = (f"{status.submissions.get('complete', 0)} of {recorded} complete ("
@@ -56,7 +60,7 @@ def status_blocks(status: RunStatus) -> list[Block]:
         t = TableSpec([Column("batch", "id"), Column("state", "text"), Column("vendor status", "id"),
                        Column("requests", "number"), Column("succeeded", "number"), Column("failed", "number"),
                        Column("submitted", "id"), Column("expires at", "id")],
-                      title=f"{vendor}: {len(records)} batch(es)")
+                      title=f"{vendor}: {len(records)} batch(es)", max_bands=1)
         for r in records:
             failed = r.failed or sum(1 for o in r.outcomes.values() if o != "succeeded")
             n = Cell(str(len(r.requests)), len(r.requests)) if r.requests_known else Cell("?", None)
@@ -110,7 +114,7 @@ def holdings_blocks(status: RunStatus) -> list[Block]:
     if not still:
         return [*out, "  nothing with the run's text is left at any vendor"]
     t = TableSpec([Column("vendor", "id"), Column("object", "id"), Column("id", "id"), Column("state", "text"),
-                   Column("note", "text")], title=f"{len(still)} object(s) still at the vendors")
+                   Column("note", "text")], title=f"{len(still)} object(s) still at the vendors", key=2, max_bands=1)
     for h in still:
         note = h.detail or ("xAI has no batch delete" if h.state == "undeletable" else "")
         t.add_row(h.vendor, h.kind.replace("_", " "), h.id, _STATES[h.state], note)

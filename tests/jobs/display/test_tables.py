@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from evalcore.benchmark.validate import validate
 from evalcore.config.models import VendorMode
-from evalcore.grading.estimate import Estimate, VendorEstimate
+from evalcore.cost.estimate import Estimate, VendorEstimate
 from evalcore.grading.scoring import AuditMode
 from evalcore.results.leaderboard import ALL_AREAS, Leaderboard
 from evalcore.tables import (
@@ -45,7 +45,7 @@ from jobs.cli.grade_one import grade_one
 from jobs.display.calibration import calibration_blocks, render_calibration
 from jobs.display.comparison import comparison_blocks, render_comparison
 from jobs.display.estimate import estimate_blocks, render_estimate
-from jobs.display.grade import render_grade
+from jobs.display.grade import render_grade, score_text
 from jobs.display.leaderboard import LEADERBOARD_COLUMNS, leaderboard_blocks, render_leaderboard
 from jobs.display.status import render_status, status_blocks
 from jobs.display.sweep_summary import print_summary
@@ -466,6 +466,16 @@ def test_status_keeps_batch_ids_and_counts_whole_at_any_width(monkeypatch: pytes
                      numbers=["1200", "1198", "2026-01-01 00:00:00Z", "2026-01-02 00:00:00Z"])
 
 
+def test_status_prints_each_batch_id_once_at_80_columns_one_block_per_batch() -> None:
+    """Split in bands, a vendor's table printed three pieces each repeating the batch id."""
+    console = Console(record=True, width=80, file=io.StringIO())
+    render_status(_status(), console)
+    text = console.export_text()
+    assert text.count("batch_68a1f0c2e9d84c7fa1b2c3d4e5f60718") == 1, text
+    assert text.count("batch_0000ffff") == 1, text
+    assert "expires at:    2026-01-02 00:00:00Z" in text
+
+
 def test_status_csv_holds_every_batch() -> None:
     rows = list(csv.DictReader(io.StringIO(to_csv(status_blocks(_status())))))
     assert [(r["batch"], int(r["requests"]), int(r["succeeded"]), int(r["failed"])) for r in rows] == [
@@ -558,4 +568,4 @@ def test_grade_keeps_criteria_judges_and_categories_whole_at_any_width(monkeypat
                                               | {f.category for f in result.flags}),
                      headers=["criterion", "judge", "verdict", "reasoning", "span", "category", "evidence", "stage 2",
                               "rationale"],
-                     numbers=[f"{result.submission.task_score}", f"{result.submission.hc_score}"])
+                     numbers=[score_text(result.submission.task_score or 0.0), score_text(result.submission.hc_score or 0.0)])

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -78,11 +79,11 @@ def test_reduce_prints_what_the_decisions_changed(raw_run: Path, tmp_path: Path)
     run = tmp_path / raw_run.name
     shutil.copytree(raw_run, run)
     system, task, index, _ = _gated_flag(run)
-    adj.record(str(run), adj.Adjudication(run_id="x", kind="flag", system=system, task_id=task, flag_index=index,
+    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
                                           decision="overturned", reviewer="Ada", reason="not in the memo"))
     result = CliRunner().invoke(app, ["reduce", str(run)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "adjudicated: 1 item(s) decided" in result.output and f"{system}: 1 item(s)" in result.output
+    assert "adjudicated: 1 item(s) decided" in result.output and re.search(rf"{re.escape(system)}\s+1\s", result.output)
 
 
 def test_the_leaderboard_has_rank_intervals_and_tiers(raw_run: Path, tmp_path: Path) -> None:
@@ -102,7 +103,7 @@ def test_compare_shows_a_runs_raw_and_adjudicated_views(raw_run: Path, tmp_path:
     run = tmp_path / raw_run.name
     shutil.copytree(raw_run, run)
     system, task, index, task_score = _gated_flag(run)
-    adj.record(str(run), adj.Adjudication(run_id="x", kind="flag", system=system, task_id=task, flag_index=index,
+    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
                                           decision="overturned", reviewer="Ada", reason="not in the memo"))
     cmp = compare_runs(str(run), None, adjudicated=True)
     changed = {s.system: s for s in cmp.systems}
