@@ -12,15 +12,9 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.live import Live
 from rich.text import Text
 
 from evalcore.storage.run_folder import open_run
@@ -101,44 +95,136 @@ def print_cancelled(console: Console, cancelled: int) -> None:
     )
 
 
-class SweepProgress:
-    """Live view: submissions done/total, calls/s and 429s per vendor, cost so far, ETA.
+def _clock_text(seconds: float | None) -> str:
+    """h:mm:ss, or "?" while it cannot be known (nothing finished yet)."""
+    if seconds is None:
+        return "?"
+    seconds = max(int(round(seconds)), 0)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
-    `phase` names what the bar counts: "grading", or "submitting batches" for a `--detach` pass,
+
+def fit_line(
+    width: int, *, essentials: Sequence[str], optional: Sequence[Sequence[str]] = (), bar: float | None = None
+) -> str:
+    """One progress line within `width` columns, nothing cut.
+
+    `essentials` (what the line is for: the phase with its count N/T, the ETA, the cost) are always
+    there, whole, even past `width`. Then each of `optional`, most important first, in the first of
+    its forms that still fits (a long form, then shorter ones: the per-vendor rates in full, then
+    only the rates), else left out. The bar (`bar`: the share done) takes what room is left, after
+    the count, when at least `MIN_BAR` columns are. Why not rich's columns: at 100 columns they cut
+    the line to ``gra… $7.84 of ~$10.91 | openai 0/s …``, losing the count and the ETA.
+    """
+    parts = list(essentials)
+
+    def length(items: Sequence[str]) -> int:
+        return cell_len(SEPARATOR.join(items))
+
+    for forms in optional:
+        fitting = next((f for f in forms if f and length([*parts, f]) <= width), None)
+        if fitting is not None:
+            parts.append(fitting)
+    room = width - length(parts) - 1
+    if bar is not None and room >= MIN_BAR:
+        n = min(room, MAX_BAR)
+        filled = int(round(max(0.0, min(bar, 1.0)) * n))
+        head, *rest = parts
+        return SEPARATOR.join([f"{head} {'━' * filled}{'╌' * (n - filled)}", *rest])
+    return SEPARATOR.join(parts)
+
+
+SEPARATOR = " | "
+MIN_BAR = 10
+MAX_BAR = 30
+
+LOG_EVERY_S = 30.0
+"""Without a terminal (a log, a pipe, a CI job), one plain progress line at most this often."""
+
+
+class SweepProgress:
+    """Progress while the sweep runs: submissions done of the total, the ETA, the cost so far, then
+    (room allowing) what the summary adds, the time elapsed, calls/s and 429s per vendor.
+
+    In a terminal: one live line that fits the console's width (`fit_line`: the count, the ETA and
+    the cost are never cut; the vendors' rates are shortened or left out first). Without a
+    terminal (a log): a plain line when the count first moves and then at most every
+    `log_every` seconds, and the last one when the sweep ends, so a log shows the sweep advancing
+    (rich's live view printed only one final, cut line there).
+
+    `phase` names what is counted: "grading", or "submitting batches" for a `--detach` pass,
     whose submissions mostly end waiting on their batches (shown as `awaiting batches`, never as
     graded). In batch mode the cost shown is what this command paid (`SweepSummary.cost_usd`, from
     the rows of finished shards), and what it collected from batches an earlier command paid for
     is shown apart: the actors' live figure counts collected results as paid.
     """
 
-    def __init__(self, console: Console, enabled: bool, total: int | None, phase: str = "grading") -> None:
+    def __init__(self, console: Console, enabled: bool, total: int | None, phase: str = "grading", *,
+                 clock: Callable[[], float] = time.monotonic, log_every: float = LOG_EVERY_S) -> None:
         self.enabled = enabled
         self.console = console
         self.phase = phase
-        self.progress = Progress(
-            TextColumn(f"[bold]{phase}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            TextColumn("{task.fields[detail]}"),
-            console=console,
-            transient=False,
-            disable=not enabled,
-        )
-        self.task = self.progress.add_task("grading", total=total, detail="")
+        self.total = total
+        self.clock = clock
+        self.log_every = log_every
+        self.live_view = enabled and console.is_terminal and not console.is_dumb_terminal
+        self.started = clock()
+        self.done = 0
+        self.first_done: tuple[float, int] | None = None
+        """When and at what count the first update came: the ETA's rate is measured from it."""
+        self.head: list[str] = []
+        self.vendors_full: list[str] = []
+        self.vendors_short: list[str] = []
+        self.logged: tuple[float, int] | None = None
+        """When and at what count the last plain line was printed (no terminal)."""
+        self._live: Live | None = None
         self.last: dict[str, tuple[float, float]] = {}
         self.rates: dict[str, float] = {}
         """Calls per second per vendor at the last update, as shown (the driver's Ray metrics: `jobs.sweep.metrics`)."""
         self.cost_text: Callable[[float], str] = lambda cost: f"${cost:,.2f}"
 
     def __enter__(self) -> SweepProgress:
-        self.progress.__enter__()
+        if self.live_view:
+            self._live = Live(_LiveLine(self), console=self.console, refresh_per_second=2, transient=False)
+            self._live.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(None, None, None)
+        if self._live is not None:
+            self._live.__exit__(None, None, None)
+            self._live = None
+        elif self.enabled and self.first_done is not None and (self.logged is None or self.logged[1] != self.done):
+            self._log()  # the last count, in the log too
+
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the pace since the first update; None until that pace is known (0 when done)."""
+        if self.total is None:
+            return None
+        if self.done >= self.total:
+            return 0.0
+        if self.first_done is None:
+            return None
+        t0, d0 = self.first_done
+        moved, spent = self.done - d0, self.clock() - t0
+        if moved <= 0 or spent <= 0:
+            return None
+        return (self.total - self.done) * spent / moved
+
+    def line(self, width: int | None = None) -> str:
+        """The progress as one line: fitted to `width` columns (the live view), or whole (a log)."""
+        total = "?" if self.total is None else f"{self.total:,}"
+        essentials = [f"{self.phase} {self.done:,}/{total}", f"ETA {_clock_text(self.eta_seconds())}",
+                      *self.head[:1]]
+        optional: list[list[str]] = [[h] for h in self.head[1:]]
+        optional.append([f"elapsed {_clock_text(self.clock() - self.started)}"])
+        optional.append([" ".join(self.vendors_full), " ".join(self.vendors_short)])
+        if width is None:
+            return SEPARATOR.join([*essentials, *(o[0] for o in optional if o[0])])
+        share = self.done / self.total if self.total else None
+        return fit_line(width, essentials=essentials, optional=optional, bar=share)
+
+    def _log(self) -> None:
+        self.logged = (self.clock(), self.done)
+        self.console.print(self.line(), markup=False, highlight=False, soft_wrap=True)
 
     def update(
         self, done: int, stats: dict[str, dict[str, float]], cost: float, summary: SweepSummary | None = None
@@ -146,11 +232,10 @@ class SweepProgress:
         """`done` of the total, the cost (`cost`: the actors' live figure) and each vendor's rate; with
         the sweep's `summary`, the bar counts submissions left waiting on batches too, and in batch
         mode the cost is what this command paid, with what it collected and what waits beside it."""
-        parts = []
-        head = self._head(stats, cost, summary)
-        if summary is not None:
-            done = summary.handled
+        self.head = self._head(stats, cost, summary)
+        self.done = summary.handled if summary is not None else done
         now = time.time()
+        self.vendors_full, self.vendors_short = [], []
         for name, s in stats.items():
             calls = s.get("paid_calls", 0) + s.get("reused_calls", 0) + s.get("failed_calls", 0)
             prev_t, prev_c = self.last.get(name, (now, calls))
@@ -158,14 +243,22 @@ class SweepProgress:
             self.last[name] = (now, calls)
             self.rates[name] = rate
             if "batch_batches_submitted" in s:  # batch mode: batches sent by this command, and still awaited
-                parts.append(f"{name} batches={int(s['batch_batches_submitted'])} "
-                             f"requests={int(s.get('batch_requests_submitted', 0))} "
-                             f"open={int(s.get('batch_watching', 0))} queued={int(s.get('batch_queued', 0))}")
+                self.vendors_full.append(f"{name} batches={int(s['batch_batches_submitted'])} "
+                                         f"requests={int(s.get('batch_requests_submitted', 0))} "
+                                         f"open={int(s.get('batch_watching', 0))} queued={int(s.get('batch_queued', 0))}")
+                self.vendors_short.append(f"{name} open={int(s.get('batch_watching', 0))}")
                 continue
             # the in-flight cap, not the rate budget, holds calls back (evalcore.vendors.in_flight)
             bound = f" cap-bound {int(s.get('in_flight', 0))}/{int(s.get('in_flight_cap', 0))}" if s.get("cap_bound") else ""
-            parts.append(f"{name} {rate:,.0f}/s 429s={int(s.get('rate_limited', 0))}{bound}")
-        self.progress.update(self.task, completed=done, detail=" | ".join([*head, *parts]))
+            self.vendors_full.append(f"{name} {rate:,.0f}/s 429s={int(s.get('rate_limited', 0))}{bound}")
+            self.vendors_short.append(f"{name} {rate:,.0f}/s")
+        if self.first_done is None:
+            self.first_done = (self.clock(), self.done)
+        if self._live is not None:
+            self._live.refresh()
+        elif self.enabled and (self.logged is None or (self.done != self.logged[1]
+                                                       and self.clock() - self.logged[0] >= self.log_every)):
+            self._log()
 
     def _head(self, stats: dict[str, dict[str, float]], cost: float, summary: SweepSummary | None) -> list[str]:
         """Cost, then (with the summary) collected, graded and awaiting, each only when it says something."""
@@ -178,6 +271,16 @@ class SweepProgress:
         if summary.awaiting_batches:
             head.append(f"graded {summary.graded:,}, awaiting batches {summary.awaiting_batches:,}")
         return head
+
+
+class _LiveLine:
+    """The live view's renderable: the progress line fitted to the width it is drawn at."""
+
+    def __init__(self, progress: SweepProgress) -> None:
+        self.progress = progress
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Text(self.progress.line(options.max_width), no_wrap=True, overflow="ignore")
 
 
 class Interrupt:

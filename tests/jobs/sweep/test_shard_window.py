@@ -14,7 +14,7 @@ from jobs.display.progress import SweepProgress
 def _detail(stats: dict[str, dict[str, float]]) -> str:
     progress = SweepProgress(Console(record=True, width=200), enabled=False, total=10)
     progress.update(1, stats, 0.0)
-    return str(progress.progress.tasks[0].fields["detail"])
+    return progress.line()
 
 
 def test_the_progress_says_cap_bound_with_the_count_and_the_cap_only_while_the_cap_binds() -> None:
