@@ -266,12 +266,12 @@ class _Calibrator:
             # only flags a label speaks about are scored: with exhaustive labels every flag is (no
             # match = not real); with review labels, only the flags an expert upheld or overturned
             fl, real = [], []
-            for f in every:
-                is_real = any(label_matches_flag(h, f) for h in halls)
-                if is_real or labels.exhaustive or any(label_matches_flag(n, f) for n in false_by_sub.get(key, [])):
-                    fl.append(f)
+            for flag in every:
+                is_real = any(label_matches_flag(h, flag) for h in halls)
+                if is_real or labels.exhaustive or any(label_matches_flag(n, flag) for n in false_by_sub.get(key, [])):
+                    fl.append(flag)
                     real.append(is_real)
-                elif f["status"] == "confirmed":
+                elif flag["status"] == "confirmed":
                     not_reviewed += 1
             confirmed = [f for f in fl if f["status"] == "confirmed"]
             units.append(f"{key[0]}::{key[1]}")

@@ -19,12 +19,18 @@ Rules:
   with a 95% percentile bootstrap over those tasks (paired: the same tasks in both runs).
 * Ranks: the leaderboards' ranks by the headline rate; Kendall τ (`scipy.stats.kendalltau`, τ-b)
   of the headline rates of the systems ranked in both.
+* Raw against adjudicated (`tribunal compare RUN --adjudicated`): run B is run A's tables with the
+  experts' decisions in force on its items (`decided_items`: each decided verdict, criterion and
+  flag of a complete current grading, by the reduction's rules in `evalcore.grading.scoring`), so
+  an overturned flag is no longer upheld by B, a flag made minor counts as minor, and a decided
+  verdict is a changed verdict of its judge.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -33,7 +39,9 @@ import pyarrow as pa
 from pydantic import BaseModel, Field
 from scipy import stats as sps
 
+from evalcore.grading import scoring
 from evalcore.results import stats
+from evalcore.results.adjudications import Adjudication
 from evalcore.results.labels import spans_match
 from evalcore.results.leaderboard import Leaderboard
 from evalcore.results.reduce import TableSource, current_gradings_sql
@@ -116,15 +124,108 @@ class Comparison(BaseModel):
     rank_changed: list[str] = Field(default_factory=list, description="Systems whose rank differs.")
 
 
-def _register(con: duckdb.DuckDBPyConnection, side: str, tables: Mapping[str, TableSource | None]) -> None:
+@dataclass(frozen=True)
+class DecidedItems:
+    """The verdict and flag rows the experts' decisions change, as the adjudicated view reads them."""
+
+    verdicts: pa.Table
+    """grading_id, judge, criterion_id, verdict: each decided judge verdict (a criterion decision: every judge's)."""
+    flags: pa.Table
+    """grading_id, flag_index, status, materiality: each decided flag as it then counts."""
+
+
+_DECIDED_VERDICTS = pa.schema([(c, pa.string()) for c in ("grading_id", "judge", "criterion_id", "verdict")])
+_DECIDED_FLAGS = pa.schema([("grading_id", pa.string()), ("flag_index", pa.int64()), ("status", pa.string()),
+                            ("materiality", pa.string())])
+
+
+def decided_items(
+    current: pa.Table, verdicts: TableSource | None, flags: TableSource | None,
+    latest: Mapping[tuple[str, ...], Adjudication],
+) -> DecidedItems:
+    """The rows the decisions in force change in the complete current gradings (`current`: one row per
+    submission, as `reduce.current_gradings` gives), by the reduction's rules: a decided flag as
+    `scoring.adjudicated_flag` counts it, each judge's verdict as `scoring.adjudicated_panel` sets it."""
+    complete = {sid: str(g) for sid, g, st in zip(current.column("submission_id").to_pylist(),
+                                                   current.column("grading_id").to_pylist(),
+                                                   current.column("status").to_pylist(), strict=True)
+                if st == "complete"}
+    by_grading: dict[str, list[Adjudication]] = defaultdict(list)
+    for d in latest.values():
+        if d.submission_id in complete:
+            by_grading[complete[d.submission_id]].append(d)
+    verdict_rows: list[dict[str, Any]] = []
+    flag_rows: list[dict[str, Any]] = []
+    if by_grading:
+        con = duckdb.connect()
+        try:
+            con.register("_decided", pa.table({"grading_id": sorted(by_grading)}))
+            raw_verdicts: dict[str, dict[str, list[tuple[str, scoring.Verdict, str | None]]]] = defaultdict(dict)
+            if verdicts is not None:
+                con.register("_verdicts", verdicts)
+                for gid, judge, cid, verdict in con.sql(
+                        "SELECT grading_id, judge, criterion_id, verdict FROM _verdicts "
+                        "WHERE grading_id IN (SELECT grading_id FROM _decided)").fetchall():
+                    raw_verdicts[str(gid)].setdefault(str(judge), []).append((str(cid), verdict, None))
+            raw_flags: dict[tuple[str, int], scoring.FlagOutcome] = {}
+            if flags is not None:
+                con.register("_flags", flags)
+                for gid, index, status, materiality in con.sql(
+                        "SELECT grading_id, flag_index, status, materiality FROM _flags "
+                        "WHERE grading_id IN (SELECT grading_id FROM _decided)").fetchall():
+                    raw_flags[(str(gid), int(index))] = scoring.FlagOutcome(str(status), materiality)
+        finally:
+            con.close()
+        for gid, decisions in sorted(by_grading.items()):
+            panel = raw_verdicts.get(gid, {})
+            decided = scoring.adjudicated_panel(
+                panel, {(str(d.judge), str(d.criterion_id)): d.decision for d in decisions if d.kind == "verdict"},  # type: ignore[misc]
+                {str(d.criterion_id): d.decision for d in decisions if d.kind == "criterion"},  # type: ignore[misc]
+            )
+            for judge, rows in decided.items():
+                for (cid, verdict, _), (_, before, _) in zip(rows, panel[judge], strict=True):
+                    if verdict != before:
+                        verdict_rows.append({"grading_id": gid, "judge": judge, "criterion_id": cid, "verdict": verdict})
+            for d in decisions:
+                raw = raw_flags.get((gid, int(d.flag_index or 0))) if d.kind == "flag" else None
+                if raw is not None:
+                    outcome = scoring.adjudicated_flag(raw, d.decision, d.materiality)  # type: ignore[arg-type]
+                    flag_rows.append({"grading_id": gid, "flag_index": d.flag_index, "status": outcome.status,
+                                      "materiality": outcome.materiality})
+    return DecidedItems(pa.Table.from_pylist(verdict_rows, schema=_DECIDED_VERDICTS),
+                        pa.Table.from_pylist(flag_rows, schema=_DECIDED_FLAGS))
+
+
+def _register(
+    con: duckdb.DuckDBPyConnection, side: str, tables: Mapping[str, TableSource | None],
+    decided: DecidedItems | None = None,
+) -> None:
+    """Views `sub_<side>`, `ver_<side>`, `flag_<side>` and `cur_<side>`; with `decided`, the verdict
+    and flag views show the decided items in their decided state (the raw tables are not changed)."""
     con.register(f"sub_{side}", tables["submissions"])
     verdicts = tables.get("verdicts")
-    con.register(f"ver_{side}", verdicts if verdicts is not None else pa.table(
+    con.register(f"ver_{side}_in", verdicts if verdicts is not None else pa.table(
         {c: pa.array([], pa.string()) for c in ("grading_id", "criterion_id", "judge", "judge_model", "verdict")}))
     flags = tables.get("flags")
-    con.register(f"flag_{side}", flags if flags is not None else pa.table(
-        {c: pa.array([], pa.string()) for c in (
-            "grading_id", "deliverable", "span", "category", "status", "materiality", "auditor_model")}))
+    con.register(f"flag_{side}_in", flags if flags is not None else pa.table(
+        {c: pa.array([], pa.int64() if c == "flag_index" else pa.string()) for c in (
+            "grading_id", "flag_index", "deliverable", "span", "category", "status", "materiality", "auditor_model")}))
+    if decided is None:
+        con.execute(f"CREATE TEMP VIEW ver_{side} AS SELECT * FROM ver_{side}_in")
+        con.execute(f"CREATE TEMP VIEW flag_{side} AS SELECT * FROM flag_{side}_in")
+    else:
+        con.register(f"ver_{side}_decided", decided.verdicts)
+        con.register(f"flag_{side}_decided", decided.flags)
+        con.execute(
+            f"CREATE TEMP VIEW ver_{side} AS SELECT v.* REPLACE (coalesce(d.verdict, v.verdict) AS verdict) "
+            f"FROM ver_{side}_in v LEFT JOIN ver_{side}_decided d "
+            "ON v.grading_id = d.grading_id AND v.judge = d.judge AND v.criterion_id = d.criterion_id")
+        con.execute(
+            f"CREATE TEMP VIEW flag_{side} AS SELECT f.* REPLACE ("
+            "CASE WHEN d.grading_id IS NULL THEN f.status ELSE d.status END AS status, "
+            "CASE WHEN d.grading_id IS NULL THEN f.materiality ELSE d.materiality END AS materiality) "
+            f"FROM flag_{side}_in f LEFT JOIN flag_{side}_decided d "
+            "ON f.grading_id = d.grading_id AND f.flag_index = d.flag_index")
     cols = "grading_id, submission_id, system, task_id, status, task_score, hc_score, audited, graded_at"
     con.execute(f"CREATE TEMP TABLE cur_{side} AS "
                 + current_gradings_sql(f"(SELECT {cols} FROM sub_{side} WHERE status = 'complete')"))
@@ -209,13 +310,15 @@ def compare_tables(
     tables_b: Mapping[str, TableSource | None],
     leaderboard_a: Leaderboard,
     leaderboard_b: Leaderboard,
+    decided_b: DecidedItems | None = None,
 ) -> Comparison:
-    """Compare run B with run A (`tables_*`: submissions, verdicts, flags as the run wrote them)."""
+    """Compare run B with run A (`tables_*`: submissions, verdicts, flags as the run wrote them;
+    `decided_b`: run B's verdict and flag rows the experts decided, for the adjudicated view)."""
     seed, samples = run_b.config.seed, run_b.config.bootstrap_samples
     con = duckdb.connect()
     try:
         _register(con, "a", tables_a)
-        _register(con, "b", tables_b)
+        _register(con, "b", tables_b, decided_b)
         only = con.execute(
             "SELECT (SELECT count(*) FROM cur_a WHERE submission_id NOT IN (SELECT submission_id FROM cur_b)), "
             "(SELECT count(*) FROM cur_b WHERE submission_id NOT IN (SELECT submission_id FROM cur_a))"

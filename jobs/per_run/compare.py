@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from evalcore.errors import InputError, StorageError
 from evalcore.results import adjudications as adj
-from evalcore.results.compare import Comparison, compare_tables
+from evalcore.results.compare import Comparison, compare_tables, decided_items
 from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.storage import fs
 from jobs.per_run.reduce import open_table, read_run_record, reduce_run
@@ -61,12 +61,15 @@ def _raw_vs_adjudicated(run: str, out: str | None, endpoint_override: str | None
                 {c: pa.array([], pa.string()) for c in ("grading_id", "judge", "criterion_id", "verdict",
                                                         "flag_index", "status", "materiality")}))
         assert raw["submissions"] is not None
-        adjudicated, _ = adj.apply(con, current_gradings(raw["submissions"]), decisions.latest())
+        current = current_gradings(raw["submissions"])
+        adjudicated, _ = adj.apply(con, current, decisions.latest())
     finally:
         con.close()
+    decided = decided_items(current, raw["verdicts"], raw["flags"], decisions.latest())
     board_raw = reduce_run(run, write=False, endpoint_override=endpoint_override, adjudications=False)
     board_adj = reduce_run(run, write=False, endpoint_override=endpoint_override, adjudications=True)
-    cmp = compare_tables(record, record, raw, {**raw, "submissions": adjudicated}, board_raw, board_adj)
+    cmp = compare_tables(record, record, raw, {**raw, "submissions": adjudicated}, board_raw, board_adj,
+                         decided_b=decided)
     cmp = cmp.model_copy(update={"run_a": f"{record.run_id} (raw)", "run_b": f"{record.run_id} (adjudicated)"})
     return _checked(cmp, run, out, endpoint_override)
 

@@ -122,3 +122,38 @@ def test_compare_of_runs_with_no_common_submission_says_so_and_exits_1(raw_run: 
     result = CliRunner().invoke(app, ["compare", str(raw_run), str(other)], env={"COLUMNS": "300"})
     assert result.exit_code == 1, result.output
     assert "no submission is complete in both runs" in result.output
+
+
+def test_compare_adjudicated_counts_flag_decisions_an_overturn_is_not_upheld_and_made_minor_is_minor(
+    raw_run: Path, tmp_path: Path
+) -> None:
+    """One material flag overturned and another made minor: `upheld by both` drops by one, B's
+    confirmed by one and B's material by two; a decided verdict is a changed verdict of its judge."""
+    from jobs.per_run.compare import compare_runs
+
+    run = tmp_path / raw_run.name
+    shutil.copytree(raw_run, run)
+    cur = current_gradings(read_table(str(run), "submissions"))
+    audited = set(cur.filter(pc.equal(cur.column("audited"), True)).column("grading_id").to_pylist())
+    flags = [f for f in read_table(str(run), "flags").to_pylist()
+             if f["grading_id"] in audited and f["status"] == "confirmed" and f["materiality"] == "material"]
+    overturned, made_minor = flags[0], flags[1]
+    verdict = next(v for v in read_table(str(run), "verdicts").to_pylist() if v["grading_id"] in audited)
+    flipped = "fail" if verdict["verdict"] == "pass" else "pass"
+    adj.record_all(str(run), [
+        adj.Adjudication(run_id="run-test", kind="flag", system=overturned["system"], task_id=overturned["task_id"],
+                         flag_index=overturned["flag_index"], decision="overturned", reviewer="Ada", reason="in the lease"),
+        adj.Adjudication(run_id="run-test", kind="flag", system=made_minor["system"], task_id=made_minor["task_id"],
+                         flag_index=made_minor["flag_index"], decision="materiality", materiality="minor",
+                         reviewer="Ada", reason="harmless"),
+        adj.Adjudication(run_id="run-test", kind="verdict", system=verdict["system"], task_id=verdict["task_id"],
+                         criterion_id=verdict["criterion_id"], judge=verdict["judge"], decision=flipped,  # type: ignore[arg-type]
+                         reviewer="Ada", reason="misread"),
+    ])
+    f = compare_runs(str(run), None, adjudicated=True).flags
+    assert f.confirmed_a == f.upheld_both + f.only_a and f.only_b == 0
+    assert (f.confirmed_a - f.confirmed_b, f.only_a) == (1, 1)  # the overturned flag: upheld by the raw view only
+    assert f.material_a - f.material_b == 2  # the overturned one and the one made minor
+    cmp = compare_runs(str(run), None, adjudicated=True)
+    [judge] = [j for j in cmp.judges if j.judge == verdict["judge"]]
+    assert judge.changed == 1 and all(j.changed == 0 for j in cmp.judges if j.judge != verdict["judge"])
