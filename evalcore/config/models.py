@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from enum import StrEnum
 from typing import Any, Literal, NamedTuple
 
@@ -42,6 +43,18 @@ ACTOR_CALLS_PER_S = 150.0
 ADAPTERS_CONTEXT = "registered_adapters"
 MIN_OUTPUT_TOKENS = 16
 """The least `max_output_tokens` a vendor accepts (OpenAI's CreateResponse: minimum 16)."""
+_GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?")
+ONLY_24H_FROM = (5, 5)
+"""gpt-5.5 and later keep cached prefixes 24 h and accept no shorter retention (openai 3.57's docstring)."""
+
+
+def accepts_only_24h(model: str) -> bool:
+    """True for an OpenAI model that accepts no prompt-cache retention shorter than 24 h (`ONLY_24H_FROM`).
+
+    A model name this rule does not know counts as accepting `in_memory`: if the model refuses it,
+    the preflight says so before a run and the entry can set `24h`."""
+    m = _GPT_VERSION.match(model)
+    return m is not None and (int(m[1]), int(m[2] or 0)) >= ONLY_24H_FROM
 
 
 class VendorMode(StrEnum):
@@ -299,6 +312,18 @@ class VendorConfig(_Strict):
         "headroom, benchmarks/actor_ceiling.py); an entry whose rate exceeds it gets more actors.",
     )
 
+    def cache_retention(self) -> Literal["in_memory", "24h"]:
+        """The `prompt_cache_retention` an OpenAI request of this entry sends: as configured, or for
+        `shortest` the shortest the model accepts (`accepts_only_24h`).
+
+        The one place it is decided: the OpenAI adapter sends it, and the private preset refuses a
+        24 h one before anything is sent (`jobs.sweep.governance.check_prompt_cache_retention`).
+        Why never left out: without it an organisation without zero data retention gets 24 h on
+        every model that offers it."""
+        if self.prompt_cache_retention != "shortest":
+            return self.prompt_cache_retention
+        return "24h" if accepts_only_24h(self.model) else "in_memory"
+
     def account(self) -> tuple[str, str, str]:
         """Entries with the same adapter, endpoint and key variable draw on one vendor account.
 
@@ -482,7 +507,8 @@ class DataGovernance(_Strict):
     preset: GovernancePreset = Field(
         default="standard",
         description="standard: the defaults below; private: the strictest of each (xAI batch refused, purge "
-        "on, the shortest expiries, prompt_cache_retention 24h refused).",
+        "on, the shortest expiries, a 24h prompt_cache_retention refused unless prompt_cache_24h_allowed names "
+        "the entry).",
     )
     batch_allowed: BatchAllowed = Field(default_factory=BatchAllowed)
     purge: bool = Field(
@@ -500,6 +526,13 @@ class DataGovernance(_Strict):
         description="A batch's output_expires_after for its output and error files, from their creation "
         "(OpenAI's default: kept until deleted). A run must collect within it: 3 days leaves a --detach run "
         "time to come back (private: 24 h).",
+    )
+    prompt_cache_24h_allowed: list[str] = Field(
+        default_factory=list,
+        description="Names of OpenAI entries whose model accepts only a 24 h prompt-cache retention (gpt-5.5 "
+        "and later) that the private preset may use anyway: the publisher's consent that OpenAI keeps their "
+        "cached prompt prefixes (sources, deliverables) up to 24 h. Private refuses such an entry unless it is "
+        "named here; the sweep says so on the console and run.json records it. Standard: not needed.",
     )
     cache_dir: str | None = Field(
         default=None,
@@ -604,7 +637,8 @@ class TribunalConfig(_Strict):
         preset no entry may ask OpenAI to keep its cached prompts a day (`prompt_cache_retention: 24h`)."""
         gov = self.data_governance
         if gov.preset == "private":
-            long = [v.name for v in self.vendors() if v.prompt_cache_retention == "24h"]
+            long = [v.name for v in self.vendors() if v.prompt_cache_retention == "24h"
+                    and not (accepts_only_24h(v.model) and v.name in gov.prompt_cache_24h_allowed)]
             if long:
                 raise ValueError(
                     f"data_governance.preset private: prompt_cache_retention 24h on {', '.join(long)}; private keeps "

@@ -76,7 +76,13 @@ from jobs.display.progress import (
 from jobs.per_run.purge import purge_after_sweep
 from jobs.sweep import vendor_pool
 from jobs.sweep.cost_watch import CostWatch, ledger_name_for
-from jobs.sweep.governance import check_batch_allowed, governed_caches, local_caches
+from jobs.sweep.governance import (
+    check_batch_allowed,
+    check_prompt_cache_retention,
+    governed_caches,
+    local_caches,
+    say_allowed_retention,
+)
 from jobs.sweep.identity import (
     OpenedRun,
     kill_point,
@@ -117,10 +123,12 @@ def run_sweep(
     whose lease expired, `jobs.sweep.lock`), and `RunStorageFailed` when a write into the run failed.
     """
     check_batch_allowed(opts.config)
+    console = console or Console(stderr=True)
+    say_allowed_retention(check_prompt_cache_retention(opts.config), console)
     fs.check_writable(opts.output)  # before the caches' folders are made in it: `PATH: not a directory`, no traceback
     caches = local_caches(opts.config, opts.output)
     with governed_caches(caches):
-        return _run_sweep(opts, console or Console(stderr=True), caches.ocr_uri, take_over_lock)
+        return _run_sweep(opts, console, caches.ocr_uri, take_over_lock)
 
 
 def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_lock: bool = False) -> SweepSummary:

@@ -17,8 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+
 from evalcore.benchmark import cache
-from evalcore.config.models import TribunalConfig
+from evalcore.config.models import TribunalConfig, VendorConfig
 from evalcore.errors import ConfigError
 from evalcore.storage import fs
 from evalcore.storage.run_folder import shared_cache
@@ -40,6 +42,40 @@ def check_batch_allowed(config: TribunalConfig) -> None:
             f"data_governance.batch_allowed ({', '.join(f'{a}: false' for a in adapters)}, preset {gov.preset}) "
             f"refuses batch mode for vendor {names}.{why} Run online (--online), or put another vendor on the panel."
         )
+
+
+def check_prompt_cache_retention(config: TribunalConfig) -> list[VendorConfig]:
+    """Refuse, under the private preset, an OpenAI entry whose requests would carry a 24 h
+    `prompt_cache_retention` (`VendorConfig.cache_retention`: gpt-5.5 and later accept nothing
+    shorter) unless `data_governance.prompt_cache_24h_allowed` names it; return the entries so
+    allowed, for the sweep to say so.
+
+    Why refuse rather than send it: a publisher who chose `private` expects the shortest retention
+    everywhere, and a model that accepts only a day would otherwise lengthen it silently (it did:
+    every request of a private run carried `24h`). Checked where the vendors are chosen (an offline
+    entry sends nothing), before anything is read or sent."""
+    gov = config.data_governance
+    if gov.preset != "private":
+        return []
+    day = [v for v in config.vendors() if v.adapter == "openai" and v.cache_retention() == "24h"]
+    refused = [v for v in day if v.name not in gov.prompt_cache_24h_allowed]
+    if refused:
+        names = ", ".join(f"{v.name!r} (model {v.model})" for v in refused)
+        raise ConfigError(
+            f"data_governance.preset private: OpenAI would keep the cached prompts of {names} for 24 h (the model "
+            "accepts no shorter prompt_cache_retention), which private refuses. Choose a model that accepts "
+            "in_memory (before gpt-5.5), or allow it with data_governance.prompt_cache_24h_allowed: "
+            f"[{', '.join(v.name for v in refused)}]"
+        )
+    return day
+
+
+def say_allowed_retention(allowed: list[VendorConfig], console: Console) -> None:
+    """One line per entry the private preset lets keep its cached prompts a day (`check_prompt_cache_retention`)."""
+    for v in allowed:
+        console.print(f"data_governance: {v.name} ({v.model}) sends prompt_cache_retention 24h, allowed by "
+                      "prompt_cache_24h_allowed: OpenAI keeps its cached prompt prefixes up to 24 h",
+                      markup=False, highlight=False)
 
 
 @dataclass(frozen=True)

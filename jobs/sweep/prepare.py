@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from evalcore.config.models import RateLimits, TribunalConfig, VendorMode
 from evalcore.emulation import EmulationOptions, points_at_emulators
 from evalcore.errors import ConfigError, InputError
-from jobs.sweep.governance import check_batch_allowed
+from jobs.sweep.governance import check_batch_allowed, check_prompt_cache_retention
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -221,6 +221,8 @@ def run_config(
                       f"this run is recorded as vendors: {mode}", markup=False, highlight=False)
     cfg = with_batch(cfg, batch, emulated=mode == VendorMode.EMULATED)
     check_batch_allowed(cfg)
+    if vendors != VendorMode.OFFLINE:  # an offline entry sends nothing
+        check_prompt_cache_retention(cfg)
     return cfg, mode
 
 

@@ -20,7 +20,6 @@ many, so no pool caps the client below its bound (`evalcore.vendors.in_flight`).
 from __future__ import annotations
 
 import hashlib
-import re
 from functools import cache
 from typing import Any, Literal
 
@@ -36,26 +35,15 @@ from evalcore.vendors.adapters._stainless import StainlessErrors, pooled_http_cl
 from evalcore.vendors.adapters.common import Answer, Classified, M, NonModelBody, SDKAdapter
 from evalcore.vendors.protocol import JudgeRequest, Usage
 
-_GPT_VERSION = re.compile(r"gpt-(\d+)(?:\.(\d+))?")
-ONLY_24H_FROM = (5, 5)
-"""gpt-5.5 and later keep cached prefixes 24 h and accept no shorter retention (openai 3.57's docstring)."""
-
 
 def cache_retention(cfg: VendorConfig) -> Literal["in_memory", "24h"]:
-    """The `prompt_cache_retention` to send: as configured, or for `shortest` the shortest the model accepts.
+    """The `prompt_cache_retention` to send: decided once, by the configuration (`VendorConfig.cache_retention`),
+    which the private preset checks before anything is sent.
 
-    Why not leave it out: without it an organisation without zero data retention gets 24 h on every
-    model that offers it. A model name this rule does not know gets `in_memory`; if the model
-    refuses it, preflight says so before a run and the entry can set `24h`. The SDK calls this field
-    deprecated in favour of `prompt_cache_options.ttl`, but that is a lifetime the cache must at least
-    keep, not a limit: only this field bounds how long prefixes are kept.
+    The SDK calls this field deprecated in favour of `prompt_cache_options.ttl`, but that is a lifetime
+    the cache must at least keep, not a limit: only this field bounds how long prefixes are kept.
     """
-    if cfg.prompt_cache_retention != "shortest":
-        return cfg.prompt_cache_retention
-    m = _GPT_VERSION.match(cfg.model)
-    if m is not None and (int(m[1]), int(m[2] or 0)) >= ONLY_24H_FROM:
-        return "24h"
-    return "in_memory"
+    return cfg.cache_retention()
 
 
 @cache

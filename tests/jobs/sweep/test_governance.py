@@ -66,3 +66,86 @@ def test_a_vendor_whose_batch_api_is_refused_stops_a_batch_sweep_naming_it_and_a
     with pytest.raises(ConfigError, match="vendor 'anthropic'") as err:
         check_batch_allowed(refused)
     assert "xai" not in str(err.value)
+
+
+def _private_config_at(tmp_path, endpoints: dict[str, str], **governance: object) -> str:
+    """A --config file: the default panel aimed at the emulators, under the private preset."""
+    import yaml
+
+    from doubles.emulators.serve import emulated_config
+
+    data = {**emulated_config(endpoints), "data_governance": {"preset": "private", **governance}}
+    path = tmp_path / "private.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def _grade_one_sample(config: str) -> None:
+    from evalcore.config.models import VendorMode
+    from evalcore.grading.scoring import AuditMode
+    from jobs.cli.grade_one import grade_one
+    from tests.jobs.conftest import SAMPLE
+
+    task = SAMPLE / "tasks" / "real-estate" / "lease-abstract"
+    memo = SAMPLE / "submissions" / "gpt-strong" / "real-estate" / "lease-abstract" / "abstract.md"
+    grade_one(str(task), [str(memo)], VendorMode.REAL, AuditMode.ALWAYS, config)
+
+
+def test_a_private_grading_sends_openai_no_day_of_prompt_cache_retention_unless_the_entry_is_allowed_by_name(
+    tmp_path, monkeypatch
+) -> None:
+    """Through the real OpenAI SDK against the emulator, which records every request body: the default
+    OpenAI model accepts only 24 h, so the private preset refuses it before a request is sent, naming
+    the model and the setting that would allow it; a model that accepts in_memory gets in_memory; an
+    entry the publisher allows by name gets 24 h."""
+    import yaml
+
+    from doubles.emulators import OfflineResponder
+    from doubles.emulators._set import start_in_thread
+    from doubles.emulators.serve import EMULATED_KEY, KEY_ENV
+
+    for env in KEY_ENV.values():
+        monkeypatch.setenv(env, EMULATED_KEY)
+    with start_in_thread(responder=OfflineResponder()) as emus:
+        refused = _private_config_at(tmp_path, emus.endpoints)
+        with pytest.raises(ConfigError) as info:
+            _grade_one_sample(refused)
+        assert emus.received("openai") == []
+        said = str(info.value)
+        assert "'openai' (model gpt-6-sol), 'auditor' (model gpt-6-sol)" in said
+        assert "data_governance.prompt_cache_24h_allowed: [openai, auditor]" in said
+
+        older = tmp_path / "older.yaml"
+        data = yaml.safe_load(open(refused, encoding="utf-8"))
+        for entry in (*data["judges"], data["auditor"]):
+            if entry.get("adapter") == "openai":
+                entry["model"] = "gpt-5.4"
+        older.write_text(yaml.safe_dump(data))
+        _grade_one_sample(str(older))
+        sent = [r.settings.get("prompt_cache_retention") for r in emus.received("openai") if r.api == "responses"]
+        assert sent and set(sent) == {"in_memory"}
+
+        before = len(emus.received("openai"))
+        _grade_one_sample(_private_config_at(tmp_path, emus.endpoints, prompt_cache_24h_allowed=["openai", "auditor"]))
+        sent = [r.settings.get("prompt_cache_retention") for r in emus.received("openai")[before:]
+                if r.api == "responses"]
+        assert sent and set(sent) == {"24h"}
+
+
+def test_the_private_preset_says_which_entries_it_lets_keep_cached_prompts_a_day() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from jobs.sweep.governance import check_prompt_cache_retention, say_allowed_retention
+
+    assert check_prompt_cache_retention(_config()) == []  # standard: shortest, nothing to refuse
+    with pytest.raises(ConfigError, match=r"'auditor' \(model gpt-6-sol\).*prompt_cache_24h_allowed: \[auditor\]"):
+        check_prompt_cache_retention(_config(preset="private", prompt_cache_24h_allowed=["openai"]))
+    allowed = check_prompt_cache_retention(_config(preset="private", prompt_cache_24h_allowed=["openai", "auditor"]))
+    out = StringIO()
+    say_allowed_retention(allowed, Console(file=out, width=200))
+    assert out.getvalue().splitlines() == [
+        f"data_governance: {name} (gpt-6-sol) sends prompt_cache_retention 24h, allowed by prompt_cache_24h_allowed: "
+        "OpenAI keeps its cached prompt prefixes up to 24 h" for name in ("openai", "auditor")
+    ]

@@ -75,7 +75,7 @@ def test_detach_without_batch_mode_is_refused_before_anything_starts() -> None:
 
 def test_a_batch_api_the_governance_refuses_is_refused_when_the_configuration_is_prepared(tmp_path: Path) -> None:
     private = tmp_path / "private.yaml"
-    private.write_text("data_governance: {preset: private}\n")
+    private.write_text("data_governance: {preset: private, prompt_cache_24h_allowed: [openai, auditor]}\n")
     run_config(str(private), VendorMode.REAL)  # online: nothing refused
     with pytest.raises(ConfigError, match=r"batch_allowed \(xai: false"):
         run_config(str(private), VendorMode.REAL, batch=True)
