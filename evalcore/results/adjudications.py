@@ -10,8 +10,18 @@ and recompute — without ever editing what the judges and the auditor said. So:
   never overwrite each other;
 * the raw verdict and flag tables are never changed; the reduction applies the decisions by the
   rules in `evalcore.grading.scoring` (`adjudicated_flag`, `adjudicated_panel`);
-* the latest decision per item wins (by time, then decision id); the whole history is kept and
-  listed in the report.
+* the latest decision per item wins: by `decided_at`, then by the order the decisions were recorded
+  (`recorded_at`, set when the object is written, one microsecond apart within one import, so two
+  rows of a file dated alike keep the file's order), and only then by decision id; the whole
+  history is kept and listed in the report;
+* a decision is about one grading: it names the run, the grading it was made on (`grading_id`)
+  and, for a flag, the claim it judged (`claim_hash`). A decision of another run, or one whose
+  grading a later sweep replaced (or whose flag index now holds another claim), is set aside with
+  a note instead of being applied to what it never saw;
+* what comes in is checked like a sweep's inputs: ids are one safe file-name component (never a
+  path), a decision may not be dated in the future (beyond `MAX_CLOCK_SKEW`), a reason is at most
+  `MAX_REASON_CHARS` characters, and a file of decisions is read as a spreadsheet saves it
+  (byte-order mark, CRLF, `;` or tab separators) and recorded only once every row is valid.
 
 Items: a **flag** (system, task, flag index: upheld / overturned / materiality), one **judge's
 verdict** on one criterion (pass / fail), or a **criterion**'s outcome for the whole panel
@@ -20,20 +30,33 @@ verdict** on one criterion (pass / fail), or a **criterion**'s outcome for the w
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import hashlib
+import io
 import json
+import re
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import duckdb
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from evalcore.errors import InputError
+from evalcore.errors import InputError, TribunalError
 from evalcore.grading import scoring
 from evalcore.storage import fs
 from evalcore.storage.run_folder import open_run
+
+MAX_REASON_CHARS = 10_000
+"""The longest reason a decision may give (about three pages): a reason is read by people, and a
+decision object is re-read on every page of the review; anything longer is refused with this figure."""
+MAX_CLOCK_SKEW = dt.timedelta(minutes=5)
+"""How far in the future a decision may be dated (clocks of reviewers' machines differ a little); a
+later date would make it outrank every decision recorded after it, so it is refused."""
+DECISION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+"""A decision id is one file-name component: letters, digits, `_` and `-` (no `/`, no `..`)."""
 
 ItemKind = Literal["flag", "verdict", "criterion"]
 Decision = Literal["upheld", "overturned", "materiality", "pass", "fail"]
@@ -49,8 +72,16 @@ class Adjudication(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    decision_id: str = Field(default_factory=lambda: uuid.uuid4().hex, description="Unique id of this decision.")
+    decision_id: str = Field(
+        default_factory=lambda: uuid.uuid4().hex, pattern=f"^{DECISION_ID.pattern}$",
+        description="Unique id of this decision: 1-64 letters, digits, _ or - (it names the decision's file).")
     run_id: str = Field(description="Run the decision applies to.")
+    grading_id: str | None = Field(
+        default=None, description="The grading the decision was made on; a decision whose grading a later sweep "
+        "replaced is set aside. None only in decisions recorded before it was kept.")
+    claim_hash: str | None = Field(
+        default=None, description="Flags: `claim_hash` of the flag's span when decided; the decision is set aside "
+        "when the flag at its index is now another claim.")
     kind: ItemKind = Field(description="flag | verdict (one judge on one criterion) | criterion (the whole panel).")
     system: str = Field(min_length=1, description="Evaluated system.")
     task_id: str = Field(min_length=1, description="Task id.")
@@ -65,7 +96,10 @@ class Adjudication(BaseModel):
     decided_at: dt.datetime = Field(
         default_factory=lambda: dt.datetime.now(dt.UTC), description="When (UTC)."
     )
-    reason: str = Field(min_length=1, description="Why, in the reviewer's words (required).")
+    recorded_at: dt.datetime | None = Field(
+        default=None, description="When it was written into the run (set by `record`): orders decisions dated alike.")
+    reason: str = Field(min_length=1, max_length=MAX_REASON_CHARS, description="Why, in the reviewer's words "
+                        f"(required, at most {MAX_REASON_CHARS:,} characters).")
     queue: Literal["material", "split", "sample"] | None = Field(
         default=None,
         description="The review queue the item came from (material flags, split criteria, the seeded random "
@@ -88,7 +122,18 @@ class Adjudication(BaseModel):
             raise ValueError("a materiality decision needs materiality (material or minor)")
         if self.decided_at.tzinfo is None:
             raise ValueError("decided_at needs a time zone (UTC)")
+        if self.decided_at > dt.datetime.now(dt.UTC) + MAX_CLOCK_SKEW:
+            raise ValueError(f"decided_at {self.decided_at.isoformat()} is in the future (more than "
+                             f"{int(MAX_CLOCK_SKEW.total_seconds() // 60)} minutes ahead of this clock): it would "
+                             "outrank every later decision")
+        if self.kind != "flag" and self.claim_hash is not None:
+            raise ValueError("only a flag decision names a claim (claim_hash)")
         return self
+
+    def order(self) -> tuple[dt.datetime, dt.datetime, str]:
+        """Which of two decisions on one item is later: decided_at, then the order they were recorded,
+        then (two writers in the same microsecond) the decision id."""
+        return (self.decided_at, self.recorded_at or self.decided_at, self.decision_id)
 
     @property
     def item(self) -> tuple[str, ...]:
@@ -118,9 +163,14 @@ class AdjudicationLoad(BaseModel):
     def latest(self) -> dict[tuple[str, ...], Adjudication]:
         """The decision in force per item: the latest by time, then by decision id."""
         out: dict[tuple[str, ...], Adjudication] = {}
-        for d in sorted(self.decisions, key=lambda d: (d.decided_at, d.decision_id)):
+        for d in sorted(self.decisions, key=Adjudication.order):
             out[d.item] = d
         return out
+
+
+def claim_hash(span: str) -> str:
+    """The identity of a flag's claim: a decision on flag N holds only while flag N is this claim."""
+    return hashlib.sha256(span.encode()).hexdigest()[:16]
 
 
 def folder(run_uri: str) -> str:
@@ -130,44 +180,116 @@ def folder(run_uri: str) -> str:
 
 def record(run_uri: str, decision: Adjudication, endpoint_override: str | None = None) -> str:
     """Write one decision as a new object; returns its URI. Never overwrites (ids are unique)."""
-    uri = fs.join(folder(run_uri), decision.file_name())
-    if not fs.write_new(uri, decision.model_dump_json(indent=1).encode(), endpoint_override):
-        raise InputError(uri, "a decision with this id already exists (decision ids must be unique)")
-    return uri
+    return record_all(run_uri, [decision], endpoint_override)[0]
 
 
-def record_all(run_uri: str, decisions: Iterable[Adjudication], endpoint_override: str | None = None) -> list[str]:
-    """Write several decisions, one object each."""
-    return [record(run_uri, d, endpoint_override) for d in decisions]
+def record_all(run_uri: str, decisions: Sequence[Adjudication], endpoint_override: str | None = None) -> list[str]:
+    """Write several decisions, one object each, in order; all or none.
+
+    Every id is checked first (unique in the batch, new in the run), so a write fails only on a
+    storage error; then the objects this call wrote are removed again, so a failed import leaves
+    nothing (the documented promise). `recorded_at` is stamped one microsecond apart in the given
+    order: decisions dated alike are in force in the order they were recorded."""
+    root = folder(run_uri)
+    ids = [d.decision_id for d in decisions]
+    dup = next((i for i in ids if ids.count(i) > 1), None)
+    if dup is not None:
+        raise InputError(root, f"decision id {dup!r} is given twice (decision ids must be unique)")
+    existing = fs.list_files(root, suffix=".json", endpoint_override=endpoint_override) \
+        if fs.is_dir(root, endpoint_override) else []
+    taken = {fs.basename(u).removesuffix(".json").partition("-")[2] for u in existing}  # <time>-<id>.json
+    clash = next((i for i in ids if i in taken), None)
+    if clash is not None:
+        raise InputError(root, f"a decision with id {clash!r} already exists (decision ids must be unique)")
+    now = dt.datetime.now(dt.UTC)
+    written: list[str] = []
+    try:
+        for k, d in enumerate(decisions):
+            stamped = d.model_copy(update={"recorded_at": now + dt.timedelta(microseconds=k)})
+            uri = fs.join(root, stamped.file_name())
+            if not fs.write_new(uri, stamped.model_dump_json(indent=1).encode(), endpoint_override):
+                raise InputError(uri, "a decision with this id already exists (decision ids must be unique)")
+            written.append(uri)
+    except (OSError, TribunalError):
+        _remove(written, endpoint_override)
+        raise
+    return written
+
+
+def _remove(uris: Sequence[str], endpoint_override: str | None) -> None:
+    """Take back what a failed import wrote (best effort: a later reduce lists what remains)."""
+    for uri in uris:
+        filesystem, path = fs.resolve(uri, endpoint_override)
+        try:
+            filesystem.delete_file(path)
+        except OSError:
+            pass
+
+
+def run_id_of(run_uri: str, endpoint_override: str | None = None) -> str | None:
+    """The run's id from its run.json (None when it cannot be read: then no decision is set aside for it)."""
+    try:
+        value = json.loads(fs.read_bytes(open_run(run_uri).record, endpoint_override)).get("run_id")
+    except (OSError, ValueError, AttributeError, TribunalError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+def foreign(uri: str, decision: Adjudication, run_id: str | None) -> str | None:
+    """Why a stored decision is set aside because it was recorded for another run, or None."""
+    if run_id is None or decision.run_id == run_id:
+        return None
+    return f"{uri}: recorded for run {decision.run_id}, not this run ({run_id}); set aside"
 
 
 def load(run_uri: str, endpoint_override: str | None = None) -> AdjudicationLoad:
-    """Every decision under the run's folder; a damaged file is named in `problems`, never fatal."""
+    """Every decision under the run's folder; a damaged file, or one of another run, is named in
+    `problems` (set aside), never fatal."""
     out = AdjudicationLoad()
     root = folder(run_uri)
     if not fs.is_dir(root, endpoint_override):
         return out
+    run_id = run_id_of(run_uri, endpoint_override)
     for uri in sorted(fs.list_files(root, suffix=".json", endpoint_override=endpoint_override)):
         if fs.is_hidden(fs.relative(uri, root), "run"):
             continue
         try:
-            out.decisions.append(Adjudication.model_validate_json(fs.read_bytes(uri, endpoint_override)))
+            decision = Adjudication.model_validate_json(fs.read_bytes(uri, endpoint_override))
         except (ValidationError, ValueError, OSError) as exc:
             out.problems.append(f"{uri}: not a readable decision ({_first_line(exc)}); ignored")
+            continue
+        why = foreign(uri, decision, run_id)
+        if why is not None:
+            out.problems.append(why)
+        else:
+            out.decisions.append(decision)
     return out
 
 
 def parse_rows(rows: Sequence[dict[str, object]], *, source: str, run_id: str) -> list[Adjudication]:
-    """Decisions imported from a CSV or JSONL file: every row validated, errors name the row."""
+    """Decisions imported from a CSV or JSONL file: every row validated, errors name the row. A row
+    recorded for another run is refused (its decisions are about other gradings)."""
     out: list[Adjudication] = []
     problems: list[str] = []
     for k, row in enumerate(rows, start=1):
         data = {key: value for key, value in row.items() if value not in ("", None)}
+        if "run_id" in data and data["run_id"] != run_id:
+            problems.append(f"{source}: row {k}: recorded for run {data['run_id']}, not {run_id}")
+            continue
         data.setdefault("run_id", run_id)
         try:
             out.append(Adjudication.model_validate(data))
         except ValidationError as exc:
             problems.append(f"{source}: row {k}: {_first_line(exc)}")
+    first_row: dict[str, int] = {}
+    for k, row in enumerate(rows, start=1):
+        given = row.get("decision_id")
+        if not isinstance(given, str) or not given:
+            continue
+        if given in first_row:
+            problems.append(f"{source}: row {k}: decision_id {given!r} is also row {first_row[given]}'s "
+                            "(decision ids must be unique)")
+        first_row.setdefault(given, k)
     if problems:
         raise InputError(source, "\n".join(p.removeprefix(f"{source}: ") for p in problems))
     return out
@@ -175,32 +297,77 @@ def parse_rows(rows: Sequence[dict[str, object]], *, source: str, run_id: str) -
 
 def read_file(path: str, *, run_id: str, endpoint_override: str | None = None) -> list[Adjudication]:
     """Decisions from a .jsonl (one object per line) or .csv file (a header row of field names)."""
+    if not (path.endswith(".csv") or path.endswith(".jsonl")):
+        raise InputError(path, "decisions are read from .jsonl or .csv files")
+    if fs.is_dir(path, endpoint_override):
+        raise InputError(path, "a folder, not a decisions file")
     try:
-        text = fs.read_bytes(path, endpoint_override).decode("utf-8")
+        raw = fs.read_bytes(path, endpoint_override)
     except FileNotFoundError as exc:
         raise InputError(path, "decisions file not found") from exc
+    except OSError as exc:
+        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from exc
+    try:
+        text = raw.decode("utf-8-sig")  # a spreadsheet's CSV starts with a byte-order mark
     except UnicodeDecodeError as exc:
         raise InputError(path, "not UTF-8 text") from exc
-    if path.endswith(".csv"):
-        import csv
-        import io
-
-        rows: list[dict[str, object]] = [dict(r) for r in csv.DictReader(io.StringIO(text))]
-    elif path.endswith(".jsonl"):
-        rows = []
-        for k, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(path, f"line {k}: not JSON ({exc.msg})") from exc
-            if not isinstance(value, dict):
-                raise InputError(path, f"line {k}: expected an object")
-            rows.append(value)
-    else:
-        raise InputError(path, "decisions are read from .jsonl or .csv files")
+    rows = _csv_rows(path, text) if path.endswith(".csv") else _jsonl_rows(path, text)
     return parse_rows(rows, source=path, run_id=run_id)
+
+
+_FIELDS = frozenset(Adjudication.model_fields)
+MAX_CSV_FIELD_CHARS = MAX_REASON_CHARS + 1_000
+"""The csv reader's field limit for a decisions file: room for the longest reason, so a longer one is
+refused with the reason's own limit rather than csv's."""
+
+
+def _csv_rows(path: str, text: str) -> list[dict[str, object]]:
+    """Rows of a CSV as a spreadsheet writes it: the separator (`,`, `;` or tab) taken from the
+    header row (csv.Sniffer), CRLF or LF line ends; a header naming no known field is refused as such."""
+    header = text.lstrip("\r\n").split("\n", 1)[0]
+    try:
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(header, delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    reader = csv.DictReader(io.StringIO(text, newline=""), dialect=dialect)
+    limit = csv.field_size_limit()
+    rows: list[dict[str, object]] = []
+    try:
+        csv.field_size_limit(MAX_CSV_FIELD_CHARS)
+        for row in reader:
+            if None in row:
+                raise InputError(path, f"row {len(rows) + 1}: more values than the header row has columns")
+            rows.append({str(k).strip(): v for k, v in row.items()})
+    except csv.Error as exc:
+        why = str(exc)
+        if "field larger than field limit" in why:
+            why = f"a field is longer than {MAX_CSV_FIELD_CHARS:,} characters (a reason may have {MAX_REASON_CHARS:,})"
+        raise InputError(path, f"row {len(rows) + 1}: not readable as CSV ({why})") from None
+    finally:
+        csv.field_size_limit(limit)
+    names = [n for n in (reader.fieldnames or []) if n]
+    unknown = [n for n in names if n.strip() not in _FIELDS]
+    if not names or len(unknown) == len(names):
+        raise InputError(path, f"the header row names no decision field ({', '.join(repr(n) for n in names[:3]) or 'empty'}"
+                               f"); expected a header such as kind,system,task_id,... separated by , ; or tab")
+    if unknown:
+        raise InputError(path, f"unknown column(s) {', '.join(repr(n) for n in unknown)} in the header row")
+    return rows
+
+
+def _jsonl_rows(path: str, text: str) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    for k, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"line {k}: not JSON ({exc.msg})") from exc
+        if not isinstance(value, dict):
+            raise InputError(path, f"line {k}: expected an object")
+        rows.append(value)
+    return rows
 
 
 def _first_line(exc: Exception) -> str:
@@ -208,7 +375,8 @@ def _first_line(exc: Exception) -> str:
         errors = exc.errors()
         if errors:
             loc = ".".join(str(p) for p in errors[0]["loc"])
-            return f"{loc}: {errors[0]['msg']}" if loc else str(errors[0]["msg"])
+            msg = str(errors[0]["msg"]).removeprefix("Value error, ")
+            return f"{loc}: {msg}" if loc else msg
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
@@ -274,6 +442,18 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
     for sid, decisions in by_sub.items():
         if sid not in targets:
             effect.unmatched.extend(f"{d.kind} {'/'.join(d.item[1:])}: no complete grading of {sid}" for d in decisions)
+    for sid, k in list(targets.items()):
+        kept = []
+        for d in by_sub[sid]:
+            if d.grading_id is not None and d.grading_id != grading[k]:
+                effect.unmatched.append(f"{d.kind} {'/'.join(d.item[1:])}: set aside: made on grading {d.grading_id}, "
+                                        f"which a later sweep replaced (the current grading of {sid} is {grading[k]}); "
+                                        "decide it again on the current grading")
+            else:
+                kept.append(d)
+        by_sub[sid] = kept
+        if not kept:
+            del targets[sid]
     if not targets:
         return current, effect
     gids = [grading[k] for k in targets.values()]
@@ -282,8 +462,9 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
         "SELECT grading_id, judge, criterion_id, verdict FROM verdicts_in "
         "WHERE grading_id IN (SELECT grading_id FROM _adj_gradings)"
     ).fetchall()
+    span = "span" if "span" in con.sql("SELECT * FROM flags_in LIMIT 0").columns else "NULL"  # a view without spans
     flag_rows = con.sql(
-        "SELECT grading_id, flag_index, status, materiality FROM flags_in "
+        f"SELECT grading_id, flag_index, status, materiality, {span} FROM flags_in "
         "WHERE grading_id IN (SELECT grading_id FROM _adj_gradings)"
     ).fetchall()
     con.unregister("_adj_gradings")
@@ -291,8 +472,10 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
     for gid, judge, cid, verdict in verdict_rows:
         panels.setdefault(str(gid), {}).setdefault(str(judge), []).append((str(cid), verdict, None))
     flags: dict[str, dict[int, scoring.FlagOutcome]] = {}
-    for gid, index, fstatus, materiality in flag_rows:
+    claims: dict[tuple[str, int], str] = {}
+    for gid, index, fstatus, materiality, span in flag_rows:
         flags.setdefault(str(gid), {})[int(index)] = scoring.FlagOutcome(str(fstatus), materiality)
+        claims[(str(gid), int(index))] = claim_hash(str(span or ""))
     columns = {name: current.column(name).to_pylist() for name in _SCORE_COLUMNS if name in current.column_names}
     audited = current.column("audited").to_pylist()
     for sid, k in targets.items():
@@ -314,6 +497,10 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
             index = int(d.flag_index or 0)
             if index not in sub_flags:
                 effect.unmatched.append(f"flag {'/'.join(d.item[1:])}: no such flag in {sid}")
+                continue
+            if d.claim_hash is not None and span != "NULL" and claims.get((gid, index)) != d.claim_hash:
+                effect.unmatched.append(f"flag {'/'.join(d.item[1:])}: set aside: flag {index} of {sid} is now "
+                                        "another claim than the one decided")
                 continue
             sub_flags[index] = scoring.adjudicated_flag(
                 sub_flags[index], d.decision, d.materiality  # type: ignore[arg-type]

@@ -93,7 +93,8 @@ _COLUMNS: dict[str, list[str]] = {
         "minor_flags", "gated", "hc_score", "graded_at",
     ],
     "verdicts": ["grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict"],
-    "flags": ["grading_id", "flag_index", "system", "origin", "status", "category", "materiality"],
+    "flags": ["grading_id", "flag_index", "system", "origin", "status", "category", "materiality",
+              "span"],  # span: a decision on a flag holds only while the flag is the claim decided
     "calls": [
         "system", "task_id", "vendor", "purpose", "reused_from", "cost_usd", "input_tokens",
         "cached_input_tokens", "output_tokens", "reasoning_tokens", "cache_write_tokens", "cache_write_usd",

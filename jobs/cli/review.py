@@ -24,6 +24,10 @@ def review(
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: a free one, printed).")] = 0,
     host: Annotated[str, typer.Option("--host", help="Address to listen on. The app has no login: keep it on "
                                                       "127.0.0.1 unless every machine that can reach it may decide.")] = "127.0.0.1",
+    allowed_host: Annotated[list[str] | None, typer.Option(
+        "--allowed-host", help="A host name the page may be reached by besides the loopback names and --host "
+                               "(repeatable): every request with another Host, and every write from another "
+                               "Origin, is refused (DNS rebinding).")] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the calibration sample (default: the run's seed).")] = None,
     sample: Annotated[int, typer.Option("--sample", min=0, help="Other items sampled for calibration, after "
                                                                 "the material flags and the split criteria.")] = 20,
@@ -65,7 +69,7 @@ def review(
             (url, "bold"), " — Ctrl-C to stop"), soft_wrap=True)
 
     try:
-        serve(state, host, port, ready)
+        serve(state, host, port, ready, allowed_hosts=allowed_host or ())
     except OSError as exc:
         print_error(f"{host}:{port}: cannot listen ({exc.strerror or exc})")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -99,10 +103,12 @@ def adjudicate(
     --decision pass`; a criterion for the whole panel: `--kind criterion --criterion C-003
     --decision fail`. Or `--file decisions.csv` / `.jsonl` with the same fields per row (kind,
     system, task_id, flag_index, criterion_id, judge, decision, materiality, reviewer, reason,
-    optionally decided_at). Every decision must name an item of the run's complete current
-    gradings; if any row is wrong nothing is recorded and each problem is printed as
-    `file: row N: reason`. Each decision is written as one new object under RUN/adjudications/;
-    `tribunal reduce` applies the latest per item.
+    optionally decided_at, decision_id, grading_id); a CSV as a spreadsheet saves it (byte-order
+    mark, CRLF, `;` or tab separators) is read as such. Every decision must name an item of the
+    run's complete current gradings (and the grading, if it names one); if any row is wrong
+    nothing is recorded and each problem is printed as `file: row N: reason`. Each decision is
+    written as one new object under RUN/adjudications/; `tribunal reduce` applies the latest per
+    item.
 
     Example: `tribunal adjudicate runs/demo --file decisions.csv`
     """
@@ -135,7 +141,8 @@ def adjudicate(
         problems = [f"{label}: {why}" for label, why in zip(labels, data.check(decisions), strict=True) if why]
         if problems:
             raise InputError(source, "\n".join(problems) if file is not None else problems[0].removeprefix("decision: "))
-        recorded = [(d, adj.record(data.run_uri, d, endpoint_url)) for d in decisions]
+        decisions = [data.identified(d) for d in decisions]  # all checked: only now is anything written
+        recorded = list(zip(decisions, adj.record_all(data.run_uri, decisions, endpoint_url), strict=True))
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

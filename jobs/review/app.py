@@ -40,7 +40,7 @@ from starlette.routing import Route
 
 from evalcore.errors import TribunalError
 from evalcore.grading import scoring
-from evalcore.results.adjudications import Adjudication, AdjudicationLoad, Decision
+from evalcore.results.adjudications import MAX_REASON_CHARS, Adjudication, AdjudicationLoad, Decision
 from jobs.review.context import Sources, find_document, mark, page_text
 from jobs.review.decisions import DecisionLog, history
 from jobs.review.impact import Scorer
@@ -52,6 +52,10 @@ MAX_DELIVERABLE_CHARS = 60_000
 MAX_LISTED = 1000
 """Items listed on the queue page (filters narrow it; the item pages reach every item)."""
 FILTERS = ("system", "task", "category")
+MAX_BODY_BYTES = 16 * MAX_REASON_CHARS + 8192
+"""The largest decision a POST may carry (a reason of `MAX_REASON_CHARS` characters, each escaped in
+JSON at its widest): a larger body is refused before it is read."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
 class ReviewState:
@@ -256,9 +260,37 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def create_app(state: ReviewState, allowed_hosts: Sequence[str] = ("127.0.0.1", "localhost", "[::1]", "::1")) -> Starlette:
-    """The Starlette application over one run's review state."""
+def _hostname(host: str) -> str:
+    """A Host header or an origin's authority without its port (`[::1]:8000` -> `[::1]`)."""
+    if host.startswith("["):
+        return host[: host.find("]") + 1] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def foreign_write(headers: Mapping[str, str], hosts: Sequence[str]) -> str | None:
+    """Why a write is refused as coming from another site, or None.
+
+    Why on every write, whatever address the server listens on: a page of another site can reach
+    this server through the browser (DNS rebinding: its own name resolved to this machine), and
+    then sends its own name as Host and Origin. So the Host must be one of the allowed names, and an
+    Origin, when the browser sends one, must be this very host (and a browser's `Sec-Fetch-Site`
+    must not say cross-site)."""
+    host = headers.get("host", "")
+    if _hostname(host).lower() not in {h.lower() for h in hosts}:
+        return (f"decision refused: host {host!r} is not one this server answers to (allowed: {', '.join(hosts)}; "
+                "tribunal review --allowed-host NAME adds one)")
+    origin = headers.get("origin")
+    if origin is not None and origin.lower() not in {f"http://{host}".lower(), f"https://{host}".lower()}:
+        return f"cross-origin decision refused (from {origin})"
+    if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        return f"cross-site decision refused (Sec-Fetch-Site: {headers.get('sec-fetch-site')})"
+    return None
+
+
+def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+    """The Starlette application over one run's review state; it answers only to `allowed_hosts`."""
     env = _environment()
+    hosts = list(allowed_hosts)
 
     def base(request: Request, load: AdjudicationLoad) -> dict[str, Any]:
         filters = _filters(request)
@@ -319,13 +351,18 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = ("127.0.0.1", 
             return _error(400, "a reviewer name is required: type your name in the reviewer field")
         if not body.reason.strip():
             return _error(400, "a reason is required: say why, in a few words")
+        if len(body.reason.strip()) > MAX_REASON_CHARS:
+            return _error(413, f"the reason is {len(body.reason.strip()):,} characters long; a reason may have at most "
+                               f"{MAX_REASON_CHARS:,}: shorten it")
         try:
             decision = Adjudication(
-                run_id=state.data.run_id, kind=item.kind, system=item.system, task_id=item.task_id,
+                run_id=state.data.run_id, grading_id=item.grading_id, kind=item.kind, system=item.system,
+                task_id=item.task_id,
                 flag_index=item.flag_index, criterion_id=item.criterion_id, judge=item.judge,
                 decision=body.decision, materiality=body.materiality, reviewer=body.reviewer.strip(),
                 reason=body.reason.strip(),
             )
+            decision = state.data.identified(decision)  # the grading and the claim it was made on
         except ValidationError as exc:
             first = exc.errors()[0]
             return _error(400, str(first["msg"]).removeprefix("Value error, "))
@@ -342,11 +379,21 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = ("127.0.0.1", 
     async def post_decision(request: Request) -> Response:
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _error(415, "send the decision as application/json")
-        origin = request.headers.get("origin")
-        if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
-            return _error(403, f"cross-origin decision refused (from {origin})")
+        refused = foreign_write(request.headers, hosts)
+        if refused is not None:
+            return _error(403, refused)
+        size = request.headers.get("content-length", "")
+        if size.isdigit() and int(size) > MAX_BODY_BYTES:
+            return _error(413, f"a decision of {int(size):,} bytes is refused (at most {MAX_BODY_BYTES:,}: a reason "
+                               f"may have at most {MAX_REASON_CHARS:,} characters)")
+        raw = bytearray()
+        async for chunk in request.stream():
+            raw += chunk
+            if len(raw) > MAX_BODY_BYTES:
+                return _error(413, f"a decision of more than {MAX_BODY_BYTES:,} bytes is refused (a reason may have "
+                                   f"at most {MAX_REASON_CHARS:,} characters)")
         try:
-            body = DecisionIn.model_validate_json(await request.body())
+            body = DecisionIn.model_validate_json(bytes(raw))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
@@ -361,7 +408,6 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = ("127.0.0.1", 
         Route("/api/queue", api_queue), Route("/api/decisions", post_decision, methods=["POST"]),
         Route("/healthz", health),
     ]
-    hosts = list(allowed_hosts)
     return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
 
 
@@ -381,16 +427,28 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(state: ReviewState, host: str, port: int, on_ready: Callable[[str], None]) -> None:
+def allowed_names(host: str, extra: Sequence[str] = ()) -> list[str]:
+    """The host names the server answers to: the loopback names, the address it listens on (unless
+    it is a wildcard), this machine's name when it listens on every address, and `--allowed-host`."""
+    shown = f"[{host}]" if ":" in host else host
+    names = [*LOOPBACK_HOSTS]
+    if host in ("0.0.0.0", "::", ""):
+        names += [socket.gethostname(), socket.getfqdn()]
+    else:
+        names += [host, shown]
+    names += [_hostname(h.strip()) for h in extra if h.strip()]
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def serve(state: ReviewState, host: str, port: int, on_ready: Callable[[str], None],
+          allowed_hosts: Sequence[str] = ()) -> None:
     """Serve the application until interrupted; `on_ready` gets the URL once the port is listening."""
     import uvicorn
 
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    loopback = host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
-    allowed = ["127.0.0.1", "localhost", "[::1]", "::1", host, shown] if loopback else ["*"]
-    app = create_app(state, allowed_hosts=allowed)
+    app = create_app(state, allowed_hosts=allowed_names(host, allowed_hosts))
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     on_ready(f"http://{shown}:{actual}/")

@@ -28,10 +28,13 @@ class DecisionLog:
         self._decisions: dict[str, Adjudication] = {}
         self._problems: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._run_id: str | None = None  # read from run.json on the first refresh ("" when unreadable)
 
     def refresh(self) -> AdjudicationLoad:
         """Read the decisions added since the last refresh; returns them all (damaged files named)."""
         root = adj.folder(self.run_uri)
+        if self._run_id is None:
+            self._run_id = adj.run_id_of(self.run_uri, self.endpoint) or ""
         uris = fs.list_files(root, suffix=".json", endpoint_override=self.endpoint)
         with self._lock:
             new = [u for u in uris if u not in self._decisions and u not in self._problems
@@ -40,22 +43,26 @@ class DecisionLog:
         bad: dict[str, str] = {}
         for uri in new:
             try:
-                read[uri] = Adjudication.model_validate_json(fs.read_bytes(uri, self.endpoint))
+                decision = Adjudication.model_validate_json(fs.read_bytes(uri, self.endpoint))
             except (ValidationError, ValueError, OSError) as exc:
                 bad[uri] = f"{uri}: not a readable decision ({str(exc).splitlines()[0]}); ignored"
+                continue
+            why = adj.foreign(uri, decision, self._run_id or None)
+            if why is not None:
+                bad[uri] = why
+            else:
+                read[uri] = decision
         with self._lock:
             self._decisions.update(read)
             self._problems.update(bad)
             return AdjudicationLoad(decisions=list(self._decisions.values()), problems=sorted(self._problems.values()))
 
     def record(self, decision: Adjudication) -> str:
-        """Write one decision (a new object); returns its URI."""
-        uri = adj.record(self.run_uri, decision, self.endpoint)
-        with self._lock:
-            self._decisions[uri] = decision
-        return uri
+        """Write one decision (a new object); returns its URI. The next refresh reads it back as
+        written (with the `recorded_at` that orders it)."""
+        return adj.record(self.run_uri, decision, self.endpoint)
 
 
 def history(load: AdjudicationLoad, key: tuple[str, ...]) -> list[Adjudication]:
     """Every decision on one item, oldest first (the last one is in force)."""
-    return sorted((d for d in load.decisions if d.item == key), key=lambda d: (d.decided_at, d.decision_id))
+    return sorted((d for d in load.decisions if d.item == key), key=Adjudication.order)

@@ -34,7 +34,7 @@ import pyarrow.dataset as pads
 
 from evalcore.errors import StorageError
 from evalcore.grading.scoring import counted_materiality
-from evalcore.results.adjudications import Adjudication, ItemKind
+from evalcore.results.adjudications import Adjudication, ItemKind, claim_hash
 from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.storage import fs
 from evalcore.storage.store import RunRecord, arrow_schema
@@ -238,6 +238,10 @@ class RunData:
             if gid is None:
                 out.append(f"{what}: run {self.run_id} has no submission {d.system}::{d.task_id}")
                 continue
+            if d.grading_id is not None and d.grading_id != gid:
+                out.append(f"{what}: made on grading {d.grading_id}, but the current grading of {d.system}::{d.task_id} "
+                           f"is {gid} (a later sweep replaced it): decide it again on the current grading")
+                continue
             status = self.row(gid)["status"]
             if status != "complete":
                 out.append(f"{what}: the current grading of {d.system}::{d.task_id} is {status} "
@@ -250,6 +254,13 @@ class RunData:
                     listed = ", ".join(str(i) for i in indexes) or "none"
                     out.append(f"{what}: no such flag in the current grading (its flags: {listed})")
                     continue
+                if d.claim_hash is not None:
+                    spans = dict(zip(rows.flags.column("flag_index").to_pylist(), rows.flags.column("span").to_pylist(),
+                                     strict=True))
+                    if claim_hash(str(spans[d.flag_index] or "")) != d.claim_hash:
+                        out.append(f"{what}: flag {d.flag_index} of the current grading is another claim than the "
+                                   "one decided (claim_hash differs)")
+                        continue
             else:
                 pairs = set(zip(rows.verdicts.column("criterion_id").to_pylist(),
                                 rows.verdicts.column("judge").to_pylist(), strict=True))
@@ -264,6 +275,20 @@ class RunData:
                     continue
             out.append(None)
         return out
+
+
+    def identified(self, d: Adjudication) -> Adjudication:
+        """The decision naming what it was made on: the current grading of its submission and, for a
+        flag, its claim (`claim_hash`), so a later sweep that replaces either sets it aside. Call after
+        `check` found the item."""
+        gid = self.grading_of(d.system, d.task_id)
+        update: dict[str, object] = {"grading_id": gid}
+        if d.kind == "flag" and gid is not None:
+            flags = self.grading_rows(gid).flags
+            spans = dict(zip(flags.column("flag_index").to_pylist(), flags.column("span").to_pylist(), strict=True))
+            if d.flag_index in spans:
+                update["claim_hash"] = claim_hash(str(spans[d.flag_index] or ""))
+        return d.model_copy(update=update)
 
 
 def _md5(seed: int, *parts: object) -> str:

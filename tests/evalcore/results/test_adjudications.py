@@ -138,3 +138,91 @@ def test_a_decision_naming_no_item_of_the_run_is_reported_not_applied() -> None:
     out, effect = adj.apply(con, current, {stray.item: stray})
     assert out.column("hc_score").to_pylist() == [0.0, 0.0]
     assert effect.unmatched and "no such flag" in effect.unmatched[0]
+
+
+# -- identity: ids, dates, order, the run and the grading a decision was made on (issue 43) ---------
+
+
+@pytest.mark.parametrize("bad_id", ["../../escaped", "a/b", "..", "", "x" * 65, "a.json", "-lead"])
+def test_a_decision_id_that_is_not_one_safe_file_name_component_is_refused_and_nothing_is_written(
+    tmp_path, bad_id: str
+) -> None:
+    with pytest.raises(ValidationError, match="decision_id"):
+        _flag(decision_id=bad_id)
+    assert not list(tmp_path.rglob("*"))
+
+
+def test_a_decision_dated_in_the_future_is_refused_beyond_the_documented_clock_skew() -> None:
+    now = dt.datetime.now(dt.UTC)
+    _flag(decided_at=now + adj.MAX_CLOCK_SKEW - dt.timedelta(seconds=30))  # a reviewer's clock a little ahead
+    with pytest.raises(ValidationError, match="in the future"):
+        _flag(decided_at=now + adj.MAX_CLOCK_SKEW + dt.timedelta(minutes=1))
+    with pytest.raises(ValidationError, match="in the future"):
+        _flag(decided_at=now + dt.timedelta(days=365))
+
+
+def test_decisions_dated_alike_are_in_force_in_the_order_they_were_recorded_not_by_their_random_id(tmp_path) -> None:
+    run = str(tmp_path / "run")
+    first = _flag("overturned", decision_id="zzzz")  # the same decided_at: only the recording order tells
+    second = _flag("upheld", decision_id="aaaa")
+    adj.record_all(run, [first, second])
+    loaded = adj.load(run)
+    assert loaded.latest()[first.item].decision == "upheld"
+    third = _flag("materiality", materiality="minor", decision_id="0000")
+    adj.record(run, third)  # recorded later still
+    assert adj.load(run).latest()[first.item].decision == "materiality"
+
+
+def test_an_import_whose_id_is_taken_records_nothing_not_even_the_rows_before_it(tmp_path) -> None:
+    run = str(tmp_path / "run")
+    adj.record(run, _flag(decision_id="taken"))
+    with pytest.raises(InputError, match="'taken' already exists"):
+        adj.record_all(run, [_flag(minutes=1, decision_id="fresh"), _flag(minutes=2, decision_id="taken")])
+    assert [d.decision_id for d in adj.load(run).decisions] == ["taken"]
+
+
+def test_a_stored_decision_of_another_run_is_set_aside_with_a_note(tmp_path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text('{"run_id": "r"}')
+    adj.record(str(run), _flag())
+    adj.record(str(run), _flag(run_id="other-run", minutes=1))
+    loaded = adj.load(str(run))
+    assert [d.run_id for d in loaded.decisions] == ["r"]
+    [note] = loaded.problems
+    assert "recorded for run other-run, not this run (r); set aside" in note
+
+
+def _flag_tables_with_spans():
+    con, current = _tables()
+    con.unregister("flags_in")
+    con.register("flags_in", pa.table({"grading_id": ["g1"], "flag_index": [0], "status": ["confirmed"],
+                                       "materiality": ["material"], "span": ["Guaranty limited to 12 months"]}))
+    return con, current
+
+
+def test_a_decision_made_on_a_grading_a_later_sweep_replaced_is_set_aside_with_a_note_not_applied() -> None:
+    con, current = _flag_tables_with_spans()
+    stale = _flag("overturned", grading_id="g0-replaced")
+    out, effect = adj.apply(con, current, {stale.item: stale})
+    assert out.column("hc_score").to_pylist() == [0.0, 0.0] and not effect.rescored
+    [note] = effect.unmatched
+    assert "set aside: made on grading g0-replaced, which a later sweep replaced" in note and "is g1" in note
+    fresh = _flag("overturned", grading_id="g1", claim_hash=adj.claim_hash("Guaranty limited to 12 months"))
+    out, effect = adj.apply(con, current, {fresh.item: fresh})
+    assert out.column("hc_score").to_pylist() == [1.0, 0.0] and not effect.unmatched
+
+
+def test_a_flag_decision_whose_index_now_holds_another_claim_is_set_aside_with_a_note() -> None:
+    con, current = _flag_tables_with_spans()
+    other = _flag("overturned", grading_id="g1", claim_hash=adj.claim_hash("Section 7 does not exist"))
+    out, effect = adj.apply(con, current, {other.item: other})
+    assert out.column("hc_score").to_pylist() == [0.0, 0.0]
+    [note] = effect.unmatched
+    assert "set aside: flag 0 of s::t is now another claim than the one decided" in note
+
+
+def test_a_reason_longer_than_the_documented_limit_is_refused() -> None:
+    _flag(reason="x" * adj.MAX_REASON_CHARS)
+    with pytest.raises(ValidationError, match="reason"):
+        _flag(reason="x" * (adj.MAX_REASON_CHARS + 1))

@@ -220,3 +220,123 @@ def test_decisions_are_recorded_into_an_s3_run(s3_server: str, tmp_path: Path) -
     assert f"-> s3://{bucket}/runs/run-test/adjudications/" in result.output.replace("\n", "")
     loaded = adj.load(uri, s3_server)
     assert len(loaded.decisions) == 3 and loaded.problems == []
+
+
+# -- a decisions file as strict about identity as a sweep is about its inputs (issue 43) -------------
+
+FIELDS = ["kind", "system", "task_id", "flag_index", "criterion_id", "judge", "decision", "materiality",
+          "reviewer", "reason", "decided_at"]
+
+
+def _spreadsheet_csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """What a spreadsheet in a `;` locale saves: a byte-order mark, `;` between fields, CRLF."""
+    lines = [";".join(FIELDS)] + [";".join(str(r.get(f, "")) for f in FIELDS) for r in rows]
+    path.write_bytes("\ufeff".encode() + "\r\n".join(lines).encode() + b"\r\n")
+
+
+def test_a_csv_saved_by_a_spreadsheet_with_bom_crlf_and_semicolons_is_imported(run: str, tmp_path: Path) -> None:
+    path = tmp_path / "decisions.csv"
+    _spreadsheet_csv(path, _rows())
+    result = _invoke(run, "--file", str(path))
+    assert result.exit_code == 0, result.output
+    assert "3 decision(s) recorded in run-test" in _flat(result.output)
+    assert sorted(d.reason for d in adj.load(run).decisions) == ["in the lease, page 4", "misses the cap",
+                                                                 "states the price"]
+
+
+def test_a_csv_whose_header_names_no_field_is_refused_naming_the_header_not_a_missing_kind(
+    run: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "decisions.csv"
+    path.write_text("Kind|System|Task\nflag|s|t\n", encoding="utf-8")
+    result = _invoke(run, "--file", str(path))
+    assert result.exit_code == 1
+    out = _flat(result.output)
+    assert f"{path}: the header row names no decision field ('Kind|System|Task')" in out
+    assert "Field required" not in out
+
+
+def test_a_csv_reason_longer_than_csv_allows_is_a_clean_file_reason_not_a_traceback(run: str, tmp_path: Path) -> None:
+    rows = _rows()
+    rows[1] = {**rows[1], "reason": "y" * 200_000}
+    path = tmp_path / "decisions.csv"
+    _write_csv(path, rows)
+    result = _invoke(run, "--file", str(path))
+    assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
+    assert (f"{path}: row 2: not readable as CSV (a field is longer than {adj.MAX_CSV_FIELD_CHARS:,} characters "
+            f"(a reason may have {adj.MAX_REASON_CHARS:,}))") in _flat(result.output)
+    assert adj.load(run).decisions == []
+
+
+def test_a_folder_named_like_a_decisions_file_is_a_clean_file_reason(run: str, tmp_path: Path) -> None:
+    folder = tmp_path / "somedir.csv"
+    folder.mkdir()
+    result = _invoke(run, "--file", str(folder))
+    assert result.exit_code == 1
+    assert f"{folder}: a folder, not a decisions file" in _flat(result.output)
+
+
+def test_a_decision_id_with_a_path_in_it_is_refused_and_nothing_is_written_anywhere(run: str, tmp_path: Path) -> None:
+    rows = _rows()
+    rows[2] = {**rows[2], "decision_id": "../../escaped"}
+    path = tmp_path / "decisions.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    before = sorted(p for p in tmp_path.rglob("*"))
+    result = _invoke(run, "--file", str(path))
+    assert result.exit_code == 1
+    assert f"{path}: row 3: decision_id: String should match pattern" in _flat(result.output)
+    assert sorted(p for p in tmp_path.rglob("*")) == before  # no folder made, no file outside (or inside) the run
+
+
+def test_a_row_whose_id_is_taken_leaves_no_earlier_row_written(run: str, tmp_path: Path) -> None:
+    first = tmp_path / "first.jsonl"
+    first.write_text(json.dumps({**_rows()[0], "decision_id": "d-1"}), encoding="utf-8")
+    assert _invoke(run, "--file", str(first)).exit_code == 0
+    second = tmp_path / "second.jsonl"
+    second.write_text("\n".join(json.dumps(r) for r in [_rows()[1], {**_rows()[2], "decision_id": "d-1"}]),
+                      encoding="utf-8")
+    result = _invoke(run, "--file", str(second))
+    assert result.exit_code == 1
+    assert "a decision with id 'd-1' already exists" in _flat(result.output)
+    assert [d.decision_id for d in adj.load(run).decisions] == ["d-1"]
+
+
+def test_a_row_dated_in_the_future_is_refused(run: str, tmp_path: Path) -> None:
+    rows = _rows()
+    rows[2] = {**rows[2], "decided_at": "2099-01-01T00:00:00Z"}
+    path = tmp_path / "decisions.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    result = _invoke(run, "--file", str(path))
+    assert result.exit_code == 1
+    assert f"{path}: row 3: decided_at 2099-01-01T00:00:00+00:00 is in the future" in _flat(result.output)
+    assert adj.load(run).decisions == []
+
+
+def test_a_row_of_another_run_or_of_a_replaced_grading_is_refused(run: str, tmp_path: Path) -> None:
+    for k, change, message in [(0, {"run_id": "run-other"}, "row 1: recorded for run run-other, not run-test"),
+                               (1, {"grading_id": "g-replaced"}, "row 2: verdict ")]:
+        rows = _rows()
+        rows[k] = {**rows[k], **change}
+        path = tmp_path / "decisions.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+        result = _invoke(run, "--file", str(path))
+        assert result.exit_code == 1
+        out = _flat(result.output)
+        assert f"{path}: {message}" in out
+        assert k == 0 or "made on grading g-replaced, but the current grading of" in out
+        assert adj.load(run).decisions == []
+
+
+def test_a_recorded_decision_names_the_grading_and_the_claim_it_was_made_on(run: str) -> None:
+    from jobs.review.queue import RunData
+
+    system, task = _flagged()
+    result = _invoke(run, "--kind", "flag", "--system", system, "--task", task, "--flag-index", "0",
+                     "--decision", "overturned", "--reviewer", "Ada", "--reason", "checked")
+    assert result.exit_code == 0, result.output
+    [d] = adj.load(run).decisions
+    data = RunData(run)
+    gid = data.grading_of(system, task)
+    assert d.grading_id == gid is not None and d.recorded_at is not None
+    spans = dict(zip(*(data.grading_rows(gid).flags.column(c).to_pylist() for c in ("flag_index", "span")), strict=True))
+    assert d.claim_hash == adj.claim_hash(spans[0])
