@@ -425,30 +425,64 @@ def _title(spec: TableSpec, n: int) -> str:
     return spec.title.plain if isinstance(spec.title, Text) else spec.title
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula (OWASP, "CSV Injection"): a text field
+beginning with one of these is evaluated when the file is opened (`=HYPERLINK(...)`, `@SUM(...)`)."""
+
+
+def csv_field(value: Scalar) -> Scalar:
+    """A value as csv writes it: a text beginning with a formula character is prefixed with a
+    single quote, as OWASP recommends, so a spreadsheet shows it as text and evaluates nothing.
+
+    Why here: a system name, a task id or a reason is user text and may begin with `=`; numbers
+    (a negative score) are written as numbers. None: an empty field."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
+
+
 def to_csv(blocks: Iterable[Block]) -> str:
     """The tables' values as csv (prose is left out). One table: plain csv (a header row, then a row
-    per record). Several: one section each, a `# title` line first, sections separated by a blank line."""
+    per record). Several: one section each, a `# title` line first, sections separated by a blank line.
+    A text that a spreadsheet would evaluate is neutralised (`csv_field`)."""
     tables = _tables(blocks)
     sections = []
     for n, spec in enumerate(tables, 1):
         buf = io.StringIO()
         if len(tables) > 1:
             buf.write(f"# {_title(spec, n)}\n")
-        writer = csv.writer(buf, lineterminator="\n")
+        # every text quoted: Python's writer leaves a carriage return unquoted with a "\n" line end,
+        # so a name holding one would start a new row (one a spreadsheet could evaluate)
+        writer = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_NONNUMERIC)
         writer.writerow([k for c in spec.columns for k in c.keys])
         for record in spec.records():
-            writer.writerow(["" if v is None else v for v in record.values()])
+            writer.writerow([csv_field(v) for v in record.values()])
         sections.append(buf.getvalue())
     return "\n".join(sections)
 
 
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The Unicode bidirectional controls (marks, embeddings, overrides, isolates): inside user text
+they reorder what a reader sees of the text around them (Trojan Source, CVE-2021-42574)."""
+
+
+def _md_text(s: str) -> str:
+    """User text made inert in markdown: raw HTML shown as text (``&``, ``<``, ``>`` as entities),
+    and each bidirectional control shown as its code point (``\\u202E``) instead of acting."""
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return "".join(f"\\u{ord(ch):04X}" if ch in BIDI_CONTROLS else ch for ch in s)
+
+
 def _md_cell(s: str) -> str:
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", "<br>")
+    return _md_text(s.replace("\\", "\\\\").replace("|", "\\|")).replace("\n", "<br>")
 
 
 def to_markdown(blocks: Iterable[Block]) -> str:
     """Everything as a markdown document: prose as paragraphs, each table as a pipe table of the
-    cells' texts (its title in bold above, its caption in italics below)."""
+    cells' texts (its title in bold above, its caption in italics below). User text never acts as
+    markup: raw HTML and bidirectional controls are escaped (`_md_text`)."""
     parts = []
     for n, block in enumerate(blocks, 1):
         if isinstance(block, TableSpec):
@@ -465,5 +499,5 @@ def to_markdown(blocks: Iterable[Block]) -> str:
         else:
             text = _text(block.text if isinstance(block, WholeLine) else block).plain.strip("\n")
             if text:
-                parts.append(text.replace("\n", "  \n"))
+                parts.append(_md_text(text).replace("\n", "  \n"))
     return "\n\n".join(parts) + "\n"
