@@ -27,7 +27,7 @@ from jobs.cli.common import (
 )
 from jobs.cli.estimate import estimate
 from jobs.cli.inputs import grade, validate
-from jobs.cli.per_run import calibrate_cmd, compare_cmd, purge, reduce_cmd, report_cmd, status
+from jobs.cli.per_run import calibrate_cmd, compare_cmd, purge, reduce_cmd, report_cmd, show_cmd, status
 from jobs.cli.review import adjudicate, review
 from jobs.cli.sweep import demo, sweep
 from jobs.cli.tools import emulate, synth_cmd
@@ -63,6 +63,7 @@ app.command()(estimate)
 app.command()(demo)
 app.command()(emulate)
 app.command("reduce")(reduce_cmd)
+app.command("show")(show_cmd)
 app.command("report")(report_cmd)
 app.command("calibrate")(calibrate_cmd)
 app.command("compare")(compare_cmd)

@@ -1,4 +1,4 @@
-"""The commands on one run's folder: reduce, report, calibrate, compare, status and purge."""
+"""The commands on one run's folder: reduce, show, report, calibrate, compare, status and purge."""
 
 from __future__ import annotations
 
@@ -53,6 +53,43 @@ def reduce_cmd(
         console.print_json(lb.model_dump_json())
     else:
         render_leaderboard(lb, console, fmt)
+
+
+def show_cmd(
+    run: Annotated[str, typer.Argument(help="Run folder written by `sweep`: a local path or s3://bucket/prefix/<run_id>.")],
+    system: Annotated[str, typer.Option("--system", "-s", help="The system, as in the run's tables.")],
+    task: Annotated[str, typer.Option("--task", "-t", help="The task id, e.g. real-estate/lease-abstract/scenario-01.")],
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the grading as JSON (= --format json).")] = False,
+    fmt: FormatOpt = TableFormat.TABLE,
+    adjudications: Annotated[
+        bool,
+        typer.Option("--adjudications/--no-adjudications",
+                     help="Mark and apply the experts' decisions in force (default), or show the grading raw."),
+    ] = True,
+) -> None:
+    """Show what a run holds for one submission: its latest grading, read from the run, not graded again.
+
+    Every judge's verdict on each criterion with its reasoning, every flag (Stage 1 as raised,
+    Stage 2's decision, the evidence and its page), the scores, and each call with what it cost.
+    The experts' decisions in force are marked EXPERT where they apply, and the scores are shown
+    as graded and with the decisions in force (what `tribunal reduce` counts). Writes nothing.
+
+    Example: `tribunal show runs/demo --system fluent-hallucinator --task real-estate/lease-abstract`
+    """
+    from jobs.display.show import render_show
+    from jobs.per_run.show import show_submission
+
+    fmt = output_format(fmt, json_out)
+    try:
+        shown = show_submission(run, system, task, endpoint_override=endpoint_url, adjudications=adjudications)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(1) from exc
+    if fmt is TableFormat.JSON:
+        Console().print_json(shown.model_dump_json())
+    else:
+        render_show(shown, Console(), fmt)
 
 
 def report_cmd(

@@ -38,8 +38,7 @@ def render_grade(result: GradeResult, console: Console) -> None:
                           title="Stage B: hallucination flags (stage 1 as raised, stage 2 decision)", show_lines=True,
                           key=0)
         for f in result.flags:
-            page = f", {f.evidence_page}" if f.evidence_page else ""
-            evidence = f"{f.evidence_document}{page}: {f.evidence_passage}" if f.evidence_document else "(no support in the sources)"
+            evidence = evidence_text(f.evidence_document, f.evidence_page, f.evidence_passage)
             decision = f.status + (f" / {f.materiality}" if f.materiality else "")
             flags.add_row(Cell(str(f.flag_index), f.flag_index), f.span, f.category, evidence, decision, f.rationale)
         blocks.append(flags)
@@ -87,3 +86,10 @@ def scores_table(row: Mapping[str, Any], title: str = "Scores") -> TableSpec:
             continue
         scores.add_row(key, Cell("—" if value is None else form(value), value))
     return scores
+
+
+def evidence_text(document: str | None, page: str | None, passage: str | None) -> str:
+    """A flag's evidence as one reads it: the document, its page, the passage (or that there is none)."""
+    if not document:
+        return "(no support in the sources)"
+    return f"{document}{f', {page}' if page else ''}: {passage}"
