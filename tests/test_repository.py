@@ -145,7 +145,7 @@ def test_a_module_over_500_lines_says_why_it_is_one_module() -> None:
 RUN_FOLDER_NAMES = {
     "run.json", "_SUCCESS.json", "_attempts", "_lock", "_batches", "_purge", "adjudications", "leaderboard.json",
     "leaderboard.parquet", "leaderboard_areas.parquet", "report.html", "calibration.json", "calibration.parquet",
-    "_cache", "_ocr",
+    "_cache", "_ocr", "leaderboard_raw.json", "leaderboard_raw.parquet", "leaderboard_raw_areas.parquet",
 }
 
 

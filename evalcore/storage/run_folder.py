@@ -13,7 +13,9 @@ the reduction, the report, calibration) take its path from a `RunFolder`:
     <output>/<run_id>/_purge/                     purge records (what was deleted at the vendors)
     <output>/<run_id>/adjudications/              the experts' decisions, one object each
     <output>/<run_id>/leaderboard.json            `tribunal reduce` (+ leaderboard.parquet,
-                                                  leaderboard_areas.parquet)
+                                                  leaderboard_areas.parquet): the files in force
+    <output>/<run_id>/leaderboard_raw.json        `tribunal reduce --no-adjudications` (+ leaderboard_raw.parquet,
+                                                  leaderboard_raw_areas.parquet): the raw view, apart
     <output>/<run_id>/calibration[-<k>].json      `tribunal calibrate` (+ .parquet), never replaced
     <output>/<run_id>/report.html                 `tribunal report`
     <output>/<run_id>/_SUCCESS.json               written last by a finished sweep
@@ -41,6 +43,9 @@ ADJUDICATIONS: Final = "adjudications"
 LEADERBOARD_JSON: Final = "leaderboard.json"
 LEADERBOARD_PARQUET: Final = "leaderboard.parquet"
 LEADERBOARD_AREAS_PARQUET: Final = "leaderboard_areas.parquet"
+LEADERBOARD_RAW_JSON: Final = "leaderboard_raw.json"
+LEADERBOARD_RAW_PARQUET: Final = "leaderboard_raw.parquet"
+LEADERBOARD_RAW_AREAS_PARQUET: Final = "leaderboard_raw_areas.parquet"
 REPORT_HTML: Final = "report.html"
 CALIBRATION: Final = "calibration"
 SHARED_CACHE: Final = "_cache"
@@ -111,6 +116,14 @@ class RunFolder:
     @property
     def leaderboard_areas_parquet(self) -> str:
         return fs.join(self.uri, LEADERBOARD_AREAS_PARQUET)
+
+    def leaderboard_files(self, *, raw: bool = False) -> tuple[str, str, str]:
+        """The leaderboard's JSON, Parquet and per-area Parquet: the files in force (the decisions
+        applied) or, `raw`, the raw view's, kept apart so that looking at it never replaces them."""
+        if raw:
+            return (fs.join(self.uri, LEADERBOARD_RAW_JSON), fs.join(self.uri, LEADERBOARD_RAW_PARQUET),
+                    fs.join(self.uri, LEADERBOARD_RAW_AREAS_PARQUET))
+        return self.leaderboard_json, self.leaderboard_parquet, self.leaderboard_areas_parquet
 
     @property
     def report_html(self) -> str:

@@ -63,7 +63,8 @@ def reduce_run(
     """Reduce a run folder to its leaderboard and (by default) write the leaderboard files into it.
 
     The experts' decisions recorded in the run (``adjudications/``) are applied unless
-    `adjudications` is False (the raw view: exactly the leaderboard of the raw tables).
+    `adjudications` is False (the raw view: exactly the leaderboard of the raw tables). The raw
+    view is written apart (``leaderboard_raw.*``): looking at it never replaces the files in force.
 
     `endpoint_override` is the S3 endpoint for s3:// runs (else AWS_ENDPOINT_URL[_S3] is used);
     `threads` / `memory_limit` / `temp_directory` bound the reduction (e.g. 2, "4GB", a folder to
@@ -82,7 +83,7 @@ def reduce_run(
     except (OSError, pa.ArrowInvalid, duckdb.IOException) as exc:  # a shard unreadable, the disk full (spilling)
         raise StorageError(f"{run_uri}: cannot read the run's tables: {exc}") from exc
     if write:
-        write_leaderboard(run_uri, lb, endpoint_override)
+        write_leaderboard(run_uri, lb, endpoint_override, raw=not adjudications)
     return lb
 
 
@@ -92,13 +93,14 @@ def _parquet_bytes(table: pa.Table) -> bytes:
     return buf.getvalue()
 
 
-def write_leaderboard(run_uri: str, lb: Leaderboard, endpoint_override: str | None = None) -> None:
-    """leaderboard.json + leaderboard.parquet + leaderboard_areas.parquet, each written whole."""
-    run = open_run(run_uri)
+def write_leaderboard(run_uri: str, lb: Leaderboard, endpoint_override: str | None = None, *, raw: bool = False) -> None:
+    """leaderboard.json + leaderboard.parquet + leaderboard_areas.parquet, each written whole
+    (`raw`: the raw view's files, `RunFolder.leaderboard_files(raw=True)`, beside them)."""
+    json_uri, parquet_uri, areas_uri = open_run(run_uri).leaderboard_files(raw=raw)
     files = {
-        run.leaderboard_parquet: _parquet_bytes(scores_table(lb.systems)),
-        run.leaderboard_areas_parquet: _parquet_bytes(scores_table(lb.by_area)),
-        run.leaderboard_json: lb.model_dump_json(indent=2).encode(),
+        parquet_uri: _parquet_bytes(scores_table(lb.systems)),
+        areas_uri: _parquet_bytes(scores_table(lb.by_area)),
+        json_uri: lb.model_dump_json(indent=2).encode(),
     }
     for uri, data in files.items():
         fs.write_bytes_atomic(uri, data, endpoint_override)

@@ -13,7 +13,12 @@ from typer.testing import CliRunner
 
 from evalcore.results import adjudications as adj
 from evalcore.results.reduce import current_gradings
-from evalcore.storage.run_folder import LEADERBOARD_JSON, LEADERBOARD_PARQUET
+from evalcore.storage.run_folder import (
+    LEADERBOARD_AREAS_PARQUET,
+    LEADERBOARD_JSON,
+    LEADERBOARD_PARQUET,
+    open_run,
+)
 from evalcore.storage.store import read_table
 from jobs.cli.app import app
 from jobs.per_run.reduce import reduce_run
@@ -68,11 +73,12 @@ def test_an_overturned_material_flag_lifts_the_gate_and_moves_the_rate_exactly(r
     assert (change.hc_pass_rate_before, change.hc_pass_rate_after) == pytest.approx(
         (row_before.hc_pass_rate.value, row_after.hc_pass_rate.value))
     assert change.rank_after == row_after.rank
-    # the raw view is the original leaderboard, byte for byte
+    # the raw view is the original leaderboard, byte for byte (written apart from the files in force)
     result = CliRunner().invoke(app, ["reduce", str(run), "--no-adjudications"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert (run / LEADERBOARD_JSON).read_bytes() == raw_json
-    assert (run / LEADERBOARD_PARQUET).read_bytes() == raw_parquet
+    raw_files = open_run(str(run)).leaderboard_files(raw=True)
+    assert Path(raw_files[0]).read_bytes() == raw_json
+    assert Path(raw_files[1]).read_bytes() == raw_parquet
 
 
 def test_reduce_prints_what_the_decisions_changed(raw_run: Path, tmp_path: Path) -> None:
@@ -157,3 +163,27 @@ def test_compare_adjudicated_counts_flag_decisions_an_overturn_is_not_upheld_and
     cmp = compare_runs(str(run), None, adjudicated=True)
     [judge] = [j for j in cmp.judges if j.judge == verdict["judge"]]
     assert judge.changed == 1 and all(j.changed == 0 for j in cmp.judges if j.judge != verdict["judge"])
+
+
+def test_reduce_no_adjudications_leaves_the_files_in_force_byte_for_byte_and_writes_the_raw_view_apart(
+    raw_run: Path, tmp_path: Path
+) -> None:
+    """A publisher who looks at the raw view must not overwrite the reviewed leaderboard."""
+    run = tmp_path / raw_run.name
+    shutil.copytree(raw_run, run)
+    system, task, index, _ = _gated_flag(run)
+    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
+                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    reviewed = reduce_run(str(run))
+    in_force = {name: (run / name).read_bytes() for name in (LEADERBOARD_JSON, LEADERBOARD_PARQUET,
+                                                             LEADERBOARD_AREAS_PARQUET)}
+    help_text = CliRunner().invoke(app, ["reduce", "--help"], env={"COLUMNS": "200"}).output
+    assert "leaderboard_raw.json" in " ".join(help_text.split())
+    result = CliRunner().invoke(app, ["reduce", str(run), "--no-adjudications"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert {name: (run / name).read_bytes() for name in in_force} == in_force
+    raw_json, raw_parquet, raw_areas = open_run(str(run)).leaderboard_files(raw=True)
+    assert Path(raw_parquet).exists() and Path(raw_areas).exists()
+    raw = reduce_run(str(run), write=False, adjudications=False)
+    assert Path(raw_json).read_text() == raw.model_dump_json(indent=2) != reviewed.model_dump_json(indent=2)
+    assert "raw view written apart" in " ".join(result.output.split())
