@@ -29,16 +29,21 @@ def reduce_cmd(
     adjudications: Annotated[
         bool,
         typer.Option("--adjudications/--no-adjudications",
-                     help="Apply the experts' decisions recorded in the run (default), or show the raw view."),
+                     help="Apply the experts' decisions recorded in the run (default), or show the raw view: "
+                     "written apart as leaderboard_raw.json, leaderboard_raw.parquet and leaderboard_raw_areas.parquet "
+                     "(the files in force are left as they are)."),
     ] = True,
 ) -> None:
     """Build the leaderboard of a run: per-system rates with 95% intervals, judge analysis, cost.
 
     Writes `leaderboard.json`, `leaderboard.parquet` and `leaderboard_areas.parquet` into the run
-    folder and prints the leaderboard. Reducing the same run again gives identical files.
+    folder and prints the leaderboard. Reducing the same run again gives identical files. With
+    `--no-adjudications`, the raw view goes to `leaderboard_raw.json`, `leaderboard_raw.parquet` and
+    `leaderboard_raw_areas.parquet` instead: the files in force are never replaced by it.
 
     Example: `tribunal reduce runs/<run_id>`
     """
+    from evalcore.storage.run_folder import open_run
     from jobs.display.leaderboard import render_leaderboard
     from jobs.per_run.reduce import reduce_run
 
@@ -53,6 +58,9 @@ def reduce_cmd(
         console.print_json(lb.model_dump_json())
     else:
         render_leaderboard(lb, console, fmt)
+        if not adjudications:
+            console.print(f"raw view written apart: {', '.join(open_run(run).leaderboard_files(raw=True))} "
+                          "(the leaderboard files in force are unchanged)", markup=False, highlight=False)
 
 
 def show_cmd(
