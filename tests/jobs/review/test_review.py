@@ -12,6 +12,7 @@ server (moto) without losing a decision.
 
 from __future__ import annotations
 
+import http.client
 import json
 import queue
 import re
@@ -54,7 +55,7 @@ from tests.ray_start import PROGRESS_DEADLINE_S
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 REPO = Path(__file__).resolve().parents[3]
-URL = re.compile(r"http://127\.0\.0\.1:(\d+)/")
+URL = re.compile(r"http://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/")
 
 # -- a built run (no Ray) ----------------------------------------------------------------------------
 
@@ -262,7 +263,7 @@ def serving(run: str, *args: str) -> Iterator[str]:
                     proc.wait(timeout=0.05)
                 except subprocess.TimeoutExpired:
                     pass
-        yield match.group(0)
+        yield f"http://127.0.0.1:{port}/"  # served on every address (0.0.0.0) too: reached on the loopback
     finally:
         proc.terminate()
         try:
@@ -573,3 +574,84 @@ def test_two_reviewers_deciding_at_once_on_an_s3_run_lose_no_decision(swept: Pat
     assert sorted((d.reviewer, d.reason) for d in loaded.decisions) == sorted(
         (r, f"{r} on {i['n']}") for r in ("Ada", "Bo") for i in items)
     assert set(loaded.latest()) == {tuple(i["key"]) for i in items}
+
+
+# -- the page's writes: size and origin (issue 43) ---------------------------------------------------
+
+
+def _flag_item(run: str) -> tuple[QueueItem, dict[str, Any]]:
+    data = RunData(run)
+    item = next(i for i in build_queue(data, seed=int(data.record.config.seed), sample=0) if i.kind == "flag")
+    return item, {"item": item.n, "key": list(item.key), "decision": "upheld", "reviewer": "Ada", "reason": "checked"}
+
+
+def test_served_on_every_address_a_foreign_host_or_origin_is_refused_on_every_write_dns_rebinding(
+    built: str, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(built, run)
+    item, ok = _flag_item(str(run))
+    with serving(str(run), "--host", "0.0.0.0", "--allowed-host", "review.lab.example") as url:
+        port = url.rsplit(":", 1)[1].strip("/")
+        # a page of evil.example whose name was rebound to this machine: its own Host and Origin
+        rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
+        assert _post(url, ok, rebound)[0] in (400, 403)
+        assert _post(url, ok, {"Origin": f"http://evil.example:{port}"}) == (
+            403, {"error": f"cross-origin decision refused (from http://evil.example:{port})"})
+        assert _post(url, ok, {"Sec-Fetch-Site": "cross-site"})[0] == 403
+        assert not (run / "adjudications").exists()
+        named = {"Host": f"review.lab.example:{port}", "Origin": f"http://review.lab.example:{port}"}
+        status, out = _post(url, ok, named)  # the name the operator allowed
+        assert status == 201, out
+    [d] = adj.load(str(run)).decisions
+    assert d.item == item.key and d.grading_id == item.grading_id and d.claim_hash is not None
+
+
+def test_a_reason_over_the_documented_limit_is_refused_before_it_is_stored(built: str, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(built, run)
+    _, ok = _flag_item(str(run))
+    with serving(str(run)) as url:
+        status, out = _post(url, {**ok, "reason": "r" * (adj.MAX_REASON_CHARS + 1)})
+        assert status == 413 and out["error"] == (f"the reason is {adj.MAX_REASON_CHARS + 1:,} characters long; a "
+                                                  f"reason may have at most {adj.MAX_REASON_CHARS:,}: shorten it")
+        big = json.dumps({**ok, "reason": "r" * 20_000_000}).encode()  # 20 MB: refused before it is read whole
+        conn = http.client.HTTPConnection("127.0.0.1", int(url.rsplit(":", 1)[1].strip("/")), timeout=60)
+        try:
+            conn.putrequest("POST", "/api/decisions")
+            conn.putheader("Content-Type", "application/json")
+            conn.putheader("Content-Length", str(len(big)))
+            conn.endheaders(big[:65536])  # the server answers on the headers; the rest is never sent
+            response = conn.getresponse()
+            assert response.status == 413 and b"is refused (at most" in response.read()
+        finally:
+            conn.close()
+    assert not (run / "adjudications").exists()
+
+
+@needs_chromium
+def test_on_the_page_a_reason_over_the_limit_is_refused_naming_the_limit_and_nothing_is_recorded(
+    built: str, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    run = tmp_path / "run"
+    shutil.copytree(built, run)
+    item, _ = _flag_item(str(run))
+    with serving(str(run)) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(60_000)
+            page.goto(f"{url}item/{item.n}")
+            page.fill("#reviewer", "Ada Expert")
+            page.keyboard.press("Escape")
+            page.keyboard.press("u")
+            page.fill("#reason", "r" * (adj.MAX_REASON_CHARS + 1))
+            page.focus("#reason")
+            page.keyboard.press("Enter")
+            expect(page.locator("#status")).to_contain_text(f"a reason may have at most {adj.MAX_REASON_CHARS:,}")
+            assert page.url == f"{url}item/{item.n}"  # stays on the item, the reason kept to shorten
+        finally:
+            browser.close()
+    assert not (run / "adjudications").exists()
