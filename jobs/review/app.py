@@ -43,7 +43,7 @@ from evalcore.grading import scoring
 from evalcore.results.adjudications import MAX_REASON_CHARS, Adjudication, AdjudicationLoad, Decision
 from jobs.review.context import Sources, find_document, mark, page_text
 from jobs.review.decisions import DecisionLog, history
-from jobs.review.impact import Scorer
+from jobs.review.impact import Scorer, rank_by_impact
 from jobs.review.queue import SECTION_LABELS, QueueItem, RunData, build_queue
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -68,18 +68,21 @@ class ReviewState:
         self.data = RunData(run_uri, endpoint_override)
         self.seed = int(self.data.record.config.seed) if seed is None else seed
         self.sample = sample
-        self.queue = build_queue(self.data, seed=self.seed, sample=sample)
+        self.scorer = Scorer(self.data)
+        self.log = DecisionLog(self.data.run_uri, endpoint_override)
+        self.queue = rank_by_impact(build_queue(self.data, seed=self.seed, sample=sample), self.scorer, choices,
+                                    self.log.refresh().latest())
         self.by_key = {item.key: item for item in self.queue}
         self.sources = Sources(self.data.record, benchmark=benchmark, submissions=submissions,
                                endpoint_override=endpoint_override)
-        self.scorer = Scorer(self.data)
-        self.log = DecisionLog(self.data.run_uri, endpoint_override)
         self.categories = sorted({i.category for i in self.queue if i.category})
 
     def counts(self) -> dict[str, int]:
+        """Items per section, and `moves_score`: how many a decision can change a score or the gate of."""
         out = {s: 0 for s in SECTION_LABELS}
         for item in self.queue:
             out[item.section] += 1
+        out["moves_score"] = sum(1 for item in self.queue if item.moves_score)
         return out
 
 
@@ -140,6 +143,9 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
     prev = items[pos - 1] if pos else None
     after = items[pos + 1:] if pos is not None else []
     undecided = next((i for i in after if i.key not in latest and i.n != item.n), None)
+    before = items[:pos] if pos is not None else []
+    # after deciding this one: the next undecided item, from the start when none is left after it
+    then = undecided or next((i for i in before if i.key not in latest and i.n != item.n), None)
     index_url = "/" + qs
 
     row = state.data.row(item.grading_id)
@@ -163,6 +169,7 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
         "next_url": f"/item/{nxt.n}{qs}" if nxt else index_url,
         "skip_url": f"/item/{undecided.n}{qs}" if undecided else (f"/item/{nxt.n}{qs}" if nxt else index_url),
         "index_url": index_url, "in_force": in_force, "history": list(reversed(history(load, item.key))),
+        "decided_url": f"/item/{then.n}{qs}" if then else index_url,
     }
     if item.kind == "flag" and flag is not None:
         deliverable = texts.get(flag["deliverable"])
@@ -203,7 +210,7 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
         "choices": [{"key": k, "decision": d, "materiality": m, "label": lbl} for k, d, m, lbl in offered],
         "effective": context.get("effective"), "judge_verdict": context.get("judge_verdict"),
         "next_url": context["next_url"], "prev_url": context["prev_url"], "skip_url": context["skip_url"],
-        "index_url": index_url, "in_force": _decision_json(in_force),
+        "decided_url": context["decided_url"], "index_url": index_url, "in_force": _decision_json(in_force),
     }
     return context
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import duckdb
 
@@ -159,3 +159,50 @@ class Scorer:
                                rate_before=rate, rate_after=rate_after, needs_audit=after.needs_audit))
         return out
 
+
+
+_SECTION_ORDER = {"material": 0, "split": 1, "sample": 2}
+
+
+def rank_by_impact(
+    queue: Sequence[QueueItem], scorer: Scorer, choices_of: Callable[[QueueItem], Sequence[tuple[str, str, str | None, str]]],
+    latest: Mapping[tuple[str, ...], Adjudication],
+) -> list[QueueItem]:
+    """The queue ordered so an expert's time goes where scores move: first the items a decision can
+    change a task score or the gate of, by the size of that change (hc score, then task score),
+    then the rest in their section order; ties keep the queue's order. Items are renumbered.
+
+    Sizes come from the rescoring itself (`Scorer`, the reduction's rules), never restated: for a
+    criterion or verdict, the largest change over its choices (`choices_of`); for a material flag,
+    the change if every material flag of its submission were overturned, since one of several
+    cannot lift the gate alone but each stands between the task and its score. Why: a lab run's
+    queue led with 301 split criteria in alphabetical order of system, most of which move nothing.
+    """
+    by_grading = scorer.in_force(latest)
+    gate_lift: dict[str, tuple[float, float]] = {}
+    sized: list[QueueItem] = []
+    for item in queue:
+        if item.section == "material" and item.kind == "flag":
+            if item.grading_id not in gate_lift:
+                here = by_grading.get(item.grading_id, [])
+                mine = {i.key for i in queue if i.grading_id == item.grading_id and i.section == "material"}
+                kept = [d for d in here if d.item not in mine]
+                overturned = [preview(i, scorer.data.run_id, "overturned") for i in queue
+                              if i.grading_id == item.grading_id and i.section == "material"]
+                before = scorer.scores(item.grading_id, here)
+                after = scorer.scores(item.grading_id, [*kept, *overturned])
+                gate_lift[item.grading_id] = (_delta(before.hc_score, after.hc_score),
+                                              _delta(before.task_score, after.task_score))
+            hc, task = gate_lift[item.grading_id]
+        else:
+            outcomes = scorer.outcomes(item, choices_of(item), latest)
+            hc = max((_delta(o.hc_before, o.hc_after) for o in outcomes), default=0.0)
+            task = max((_delta(o.task_before, o.task_after) for o in outcomes), default=0.0)
+        sized.append(replace(item, score_change=hc, task_change=task))
+    ranked = sorted(sized, key=lambda i: (not i.moves_score, -i.score_change, -i.task_change,
+                                          _SECTION_ORDER[i.section], i.n))
+    return [replace(item, n=k) for k, item in enumerate(ranked)]
+
+
+def _delta(before: float | None, after: float | None) -> float:
+    return abs(float(after or 0.0) - float(before or 0.0))

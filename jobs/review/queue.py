@@ -85,6 +85,16 @@ class QueueItem:
     judge: str | None = None
     category: str | None = None
     """Flags: the hallucination category (the category filter applies to flags only)."""
+    score_change: float = 0.0
+    """The most one decision on it can move its submission's hc score (`impact.rank_by_impact`);
+    for a material flag, what overturning the submission's material flags would lift the gate by."""
+    task_change: float = 0.0
+    """The same for the task score (a decision on a gated submission can move it without moving hc)."""
+
+    @property
+    def moves_score(self) -> bool:
+        """A decision on it can change a task score or the gate."""
+        return self.score_change > 0 or self.task_change > 0
 
     @property
     def label(self) -> str:
@@ -107,7 +117,8 @@ class QueueItem:
         return {
             "n": self.n, "section": self.section, "kind": self.kind, "system": self.system, "task_id": self.task_id,
             "area": self.area, "flag_index": self.flag_index, "criterion_id": self.criterion_id, "judge": self.judge,
-            "category": self.category, "key": list(self.key),
+            "category": self.category, "key": list(self.key), "score_change": self.score_change,
+            "task_change": self.task_change,
         }
 
 
