@@ -297,14 +297,30 @@ class RunRecord(_Record):
         except OSError as exc:
             raise StorageError(f"{uri}: unreadable run record: {exc}") from exc
         try:
-            return cls.model_validate_json(raw)
+            data = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            why = (f"{exc.msg}: line {exc.lineno} column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                   else f"not UTF-8: {exc.reason}")
+            raise StorageError(
+                f"{uri}: damaged: not valid JSON ({why}); the file was cut short or "
+                "edited: restore it, or start another run (another --run-id)"
+            ) from exc
+        if not isinstance(data, dict):
+            raise StorageError(f"{uri}: damaged: a run record is a JSON object, this is a {type(data).__name__}")
+        if data.get("format_version", RUN_RECORD_VERSION) != RUN_RECORD_VERSION:
+            raise StorageError(
+                f"{uri}: run record of format version {data['format_version']!r}; this tribunal reads version "
+                f"{RUN_RECORD_VERSION}: it was written by another version of tribunal"
+            )
+        try:
+            return cls.model_validate_json(raw)  # JSON mode, as it was written
         except ValidationError as exc:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or '(top level)'}: {e['msg']}" for e in exc.errors(include_url=False)[:5]
             )
             raise StorageError(
-                f"{uri}: not a run record of format version {RUN_RECORD_VERSION} ({problems}); "
-                "it was written by another version of tribunal"
+                f"{uri}: damaged: not a run record of format version {RUN_RECORD_VERSION} ({problems}); "
+                "it was edited, or written by another version of tribunal"
             ) from exc
 
 

@@ -85,6 +85,7 @@ from jobs.sweep.governance import (
 )
 from jobs.sweep.identity import (
     OpenedRun,
+    check_named_run_record,
     kill_point,
     resumable,
     start_run,
@@ -126,6 +127,7 @@ def run_sweep(
     console = console or Console(stderr=True)
     say_allowed_retention(check_prompt_cache_retention(opts.config), console)
     fs.check_writable(opts.output)  # before the caches' folders are made in it: `PATH: not a directory`, no traceback
+    check_named_run_record(opts)  # a damaged run.json is said before the OCR step runs
     caches = local_caches(opts.config, opts.output)
     with governed_caches(caches):
         return _run_sweep(opts, console, caches.ocr_uri, take_over_lock)

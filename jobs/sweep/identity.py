@@ -235,6 +235,18 @@ class OpenedRun:
     lock: RunLock | None = None
 
 
+def check_named_run_record(opts: SweepOptions) -> None:
+    """Read the run.json of a run named by ``--run-id`` now, if it exists: a damaged or foreign one is
+    refused (`RunRecord.read`: `<run>/run.json: damaged: ...`) before OCR, Ray or a vendor starts,
+    not after minutes of work. `start_run` reads it again to check what it says (a default run id
+    needs the loaded benchmark's hash, so only a named run can be checked this early)."""
+    if opts.run_id is None:
+        return
+    run_uri = fs.join(opts.output, opts.run_id)
+    if fs.exists(open_run(run_uri).record):
+        RunRecord.read(run_uri)
+
+
 def start_run(
     opts: SweepOptions, bench: BenchmarkLoad, *, take_over_lock: bool = False, console: Console | None = None
 ) -> OpenedRun:

@@ -172,6 +172,11 @@ def _truncated_run_record(root: Path) -> None:
     (root / "run" / "run.json").write_text('{"run_id": "r')
 
 
+def _truncated_named_run(root: Path) -> None:
+    (root / "runs" / "r1").mkdir(parents=True)
+    (root / "runs" / "r1" / "run.json").write_text('{"run_id": "r')
+
+
 NO_KEYS: dict[str, str | None] = {"OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": None, "XAI_API_KEY": None}
 KEY_MESSAGE = (
     "openai (gpt-6-sol), auditor (gpt-6-sol): no API key: set the environment variable OPENAI_API_KEY; "
@@ -261,6 +266,14 @@ CLI_CASES: list[CliCase] = [
             lambda root, ep: ["status", str(root / "run")], 1,
             ("error: {root}/run/run.json: not a readable run record (Unterminated string",),
             breaks=_truncated_run_record, keeps=("run/run.json",)),
+    CliCase("sweep-truncated-run-record", "43", "`sweep --run-id r1` into a run whose run.json is cut short",
+            "exit 1 before the OCR step: `<run>/run.json: damaged: not valid JSON (…)` (was: \"written by another "
+            "version of tribunal\", after the OCR step); the file left as it is",
+            lambda root, ep: [*SWEEP, "-o", str(root / "runs")], 1,
+            ("error: {root}/runs/r1/run.json: damaged: not valid JSON (Unterminated string starting at: line 1 "
+             "column 12); the file was cut short or edited: restore it, or start another run (another --run-id)",),
+            absent=("Traceback", "another version"), breaks=_truncated_named_run, keeps=("runs/r1/run.json",),
+            env=NO_CACHE_ROOT, leaves_nothing="runs/_*"),  # no OCR page, no converted document: nothing ran
     CliCase("estimate-applies-input-limits", "24", "`estimate -c` with `max_file_bytes` lowered under one padded deliverable",
             "priced as a sweep would load it: 31 of 32 submissions, and what it left out listed as `file: reason` "
             "(was: 32 priced without a word)",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pyarrow.parquet as pq
 import pytest
 from pydantic import ValidationError
@@ -158,15 +160,28 @@ def test_the_run_record_round_trips_through_run_json_with_its_format_version(tmp
 
 
 @pytest.mark.parametrize(
-    ("change", "problem"),
-    [({"format_version": 2}, "format_version"), ({"config": {"seed": 1}}, "config.judges: Field required"),
-     ({"vendors": "simulated"}, "vendors")],
+    ("change", "said"),
+    [({"format_version": 2}, r"run record of format version 2; this tribunal reads version 1: it was written by "
+                             r"another version of tribunal"),
+     ({"config": {"seed": 1}}, r"damaged: not a run record of format version 1 \(.*config.judges: Field required"),
+     ({"vendors": "simulated"}, r"damaged: not a run record of format version 1 \(.*vendors")],
 )
-def test_a_run_record_that_does_not_validate_is_refused_naming_the_file(tmp_path, change, problem) -> None:
+def test_a_run_record_that_does_not_validate_is_refused_naming_the_file(tmp_path, change, said) -> None:
     from evalcore.errors import StorageError
     from evalcore.storage.store import RunRecord, write_json
     from tests.runfolder import test_record
 
     write_json(str(tmp_path / "run.json"), {**test_record("r1").model_dump(mode="json"), **change})
-    with pytest.raises(StorageError, match=rf"run\.json: not a run record of format version 1 \(.*{problem}"):
+    with pytest.raises(StorageError, match=rf"run\.json: {said}"):
         RunRecord.read(str(tmp_path))
+
+
+@pytest.mark.parametrize("text", ['{"run_id": "r', "", "[1, 2]", "\xff\xfe"])
+def test_a_cut_short_or_garbled_run_record_is_a_damaged_file_not_another_version(tmp_path, text) -> None:
+    from evalcore.errors import StorageError
+    from evalcore.storage.store import RunRecord
+
+    (tmp_path / "run.json").write_bytes(text.encode("latin-1"))
+    with pytest.raises(StorageError, match=rf"^{re.escape(str(tmp_path / 'run.json'))}: damaged: ") as info:
+        RunRecord.read(str(tmp_path))
+    assert "another version" not in str(info.value)
