@@ -26,7 +26,7 @@ test: venv
 # The quality gates CI runs before the tests: style, types (strict flags in pyproject.toml) and
 # the dependency contracts ([tool.importlinter] in pyproject.toml).
 lint: venv
-	$(BIN)/ruff check evalcore jobs tests benchmarks
+	$(BIN)/ruff check evalcore jobs doubles tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 

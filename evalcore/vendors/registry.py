@@ -4,11 +4,18 @@ Why a decorator over small factory functions (as Inspect AI registers its model 
 adding a vendor is one adapter module plus one decorated function here, and importing this
 module imports no SDK — each factory imports its adapter module (and so its SDK) only when a
 vendor of that kind is created. anthropic alone costs over a second to import.
+
+Adapters that are not vendors — `offline` (heuristic answers in-process) and `zero` (a fixed
+answer at once) — live with the other doubles in the `doubles` package, which the library never
+imports: they plug in through the `tribunal.adapters` entry points (`PLUGIN_GROUP`, declared in
+pyproject.toml), loaded like the vendors here, only when named.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from evalcore.errors import ConfigError
@@ -22,6 +29,20 @@ AdapterFactory = Callable[..., Vendor]
 
 _REGISTRY: dict[str, Callable[[], AdapterFactory]] = {}
 _NEEDS_KEY: dict[str, bool] = {}
+
+PLUGIN_GROUP = "tribunal.adapters"
+"""Entry-point group of adapters other packages plug in (`name = "module:Class"`)."""
+
+
+@functools.cache
+def _plugged() -> dict[str, Callable[[], AdapterFactory]]:
+    """The adapters of `PLUGIN_GROUP`, each loaded (imported) only when asked for; a name the
+    registry has already is not replaced."""
+    return {ep.name: ep.load for ep in entry_points(group=PLUGIN_GROUP) if ep.name not in _REGISTRY}
+
+
+def _loader(name: str) -> Callable[[], AdapterFactory] | None:
+    return _REGISTRY.get(name) or _plugged().get(name)
 
 
 def register(
@@ -46,13 +67,16 @@ def register(
 
 
 def needs_key(adapter: str) -> bool:
-    """True when vendors of this adapter need an API key (unknown adapters: True)."""
+    """True when vendors of this adapter need an API key (unknown adapters: True). A plugged-in
+    adapter says so itself (its class's `needs_key`), read when first asked."""
+    if adapter not in _NEEDS_KEY and adapter in _plugged():
+        _NEEDS_KEY[adapter] = bool(getattr(_plugged()[adapter](), "needs_key", True))
     return _NEEDS_KEY.get(adapter, True)
 
 
 def adapters() -> list[str]:
-    """Names a configuration may use in `adapter:`."""
-    return sorted(_REGISTRY)
+    """Names a configuration may use in `adapter:` (the registered ones and the plugged-in ones)."""
+    return sorted({*_REGISTRY, *_plugged()})
 
 
 def create_vendor(cfg: VendorConfig, **kwargs: Any) -> Vendor:
@@ -61,7 +85,7 @@ def create_vendor(cfg: VendorConfig, **kwargs: Any) -> Vendor:
     Keyword arguments go to the adapter (`budget=` a shared `RateBudget`, and `clock`, `sleep`,
     `rng` for tests). The SDK client is created lazily inside the event loop of the first call.
     """
-    loader = _REGISTRY.get(cfg.adapter)
+    loader = _loader(cfg.adapter)
     if loader is None:
         raise ConfigError(
             f"vendor {cfg.name!r}: unknown adapter {cfg.adapter!r}; known adapters: {', '.join(adapters())}"
@@ -76,7 +100,7 @@ def import_adapter(name: str) -> None:
     as it starts, while the driver reads the submissions and prices them, instead of on its first
     call, which is the preflight every grading call waits for. Unknown names are left to
     `create_vendor`, which names them."""
-    loader = _REGISTRY.get(name)
+    loader = _loader(name)
     if loader is not None:
         loader()
 
@@ -153,17 +177,3 @@ def _xai_batch() -> Any:
     from evalcore.vendors.batch.xai import XAIBatch
 
     return XAIBatch
-
-
-@register("offline", needs_key=False)
-def _offline() -> AdapterFactory:
-    from evalcore.vendors.adapters.offline import OfflineVendor
-
-    return OfflineVendor
-
-
-@register("zero", needs_key=False)
-def _zero() -> AdapterFactory:
-    from evalcore.vendors.adapters.zero import ZeroVendor
-
-    return ZeroVendor

@@ -34,11 +34,17 @@ EXIT_CODES_HELP = (
 
 
 def sweep_exit_code(summary: SweepSummary) -> int:
-    """Interrupted beats incomplete beats left out: the most urgent thing to act on."""
+    """Interrupted beats incomplete beats left out: the most urgent thing to act on.
+
+    A sweep that found no submission to grade is done (0) when the folder holds none, and bad
+    input (1) when it holds only rejected ones: nothing was graded, so it is not "inputs left out
+    while the rest was graded" (4), and running it again retries nothing (3)."""
     if summary.interrupted:
         return EXIT_INTERRUPTED
     if summary.incomplete or summary.failed_shards or summary.cost_capped:
         return EXIT_INCOMPLETE
+    if summary.submissions_total == 0:
+        return EXIT_BAD_INPUT if summary.rejected else EXIT_OK
     if summary.rejected:
         return EXIT_LEFT_OUT
     return EXIT_OK

@@ -35,6 +35,7 @@ from jobs.cli.common import (
     use_endpoint,
 )
 from jobs.display.sweep_summary import print_detached, print_summary
+from jobs.sweep.options import SweepSummary
 from jobs.sweep.prepare import SweepCommand
 
 
@@ -160,6 +161,9 @@ def run_sweep_command(cmd: SweepCommand) -> None:
     if cmd.detach and summary.awaiting_batches:
         print_detached(summary, cmd, console)
         raise typer.Exit(EXIT_INCOMPLETE)
+    if summary.submissions_total == 0 and not summary.interrupted:  # no leaderboard to reduce
+        _say_nothing_graded(summary, cmd.submissions, console)
+        raise typer.Exit(sweep_exit_code(summary))
     if cmd.reduce_after and not summary.interrupted:
         try:
             _reduce_and_show(summary.run_uri)
@@ -171,6 +175,15 @@ def run_sweep_command(cmd: SweepCommand) -> None:
         print_error(f"{summary.rejected} input(s) left out (see above and the run's rejected/ table); "
                     "the rest was graded", console)
     raise typer.Exit(code)
+
+
+def _say_nothing_graded(summary: SweepSummary, submissions: str, console: Console) -> None:
+    """The one line of a sweep that had no submission to grade: none in the folder, or only rejected ones."""
+    if summary.rejected:
+        print_error(f"{submissions}: no submission could be graded: {summary.rejected} input(s) left out (see above "
+                    "and the run's rejected/ table)", console)
+    else:
+        console.print(f"{submissions}: no submissions: nothing to grade", markup=False, highlight=False)
 
 
 def _reduce_and_show(run_uri: str) -> None:

@@ -177,6 +177,16 @@ def _truncated_named_run(root: Path) -> None:
     (root / "runs" / "r1" / "run.json").write_text('{"run_id": "r')
 
 
+def _empty_submissions(root: Path) -> None:
+    (root / "empty").mkdir()
+
+
+def _only_rejected_submissions(root: Path) -> None:
+    memo = root / "subs" / "gpt-x" / "no-such-area" / "no-such-task" / "memo.md"
+    memo.parent.mkdir(parents=True)
+    memo.write_text("A memo for a task the benchmark does not have.\n")
+
+
 NO_KEYS: dict[str, str | None] = {"OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": None, "XAI_API_KEY": None}
 KEY_MESSAGE = (
     "openai (gpt-6-sol), auditor (gpt-6-sol): no API key: set the environment variable OPENAI_API_KEY; "
@@ -274,6 +284,23 @@ CLI_CASES: list[CliCase] = [
              "column 12); the file was cut short or edited: restore it, or start another run (another --run-id)",),
             absent=("Traceback", "another version"), breaks=_truncated_named_run, keeps=("runs/r1/run.json",),
             env=NO_CACHE_ROOT, leaves_nothing="runs/_*"),  # no OCR page, no converted document: nothing ran
+    CliCase("sweep-zero-submissions", "43", "`sweep -s` an empty submissions folder",
+            "exit 0 with one line, `<submissions>: no submissions: nothing to grade` (was: exit 3, \"run it "
+            "again\", with nothing to retry)",
+            lambda root, ep: ["sweep", str(SAMPLE), "-s", str(root / "empty"), "--run-id", "r1", "--vendors",
+                              "offline", "--no-progress", "-o", str(root / "runs")], 0,
+            ("{root}/empty: no submissions: nothing to grade",),
+            absent=("Traceback", "no graded submissions"), breaks=_empty_submissions),
+    CliCase("sweep-only-rejected-submissions", "43", "`sweep -s` a folder whose only submission is rejected",
+            "exit 1 (bad input: nothing was graded), its `file: reason` line, then `<submissions>: no submission "
+            "could be graded: 1 input(s) left out` (was: exit 3)",
+            lambda root, ep: ["sweep", str(SAMPLE), "-s", str(root / "subs"), "--run-id", "r1", "--vendors",
+                              "offline", "--no-progress", "-o", str(root / "runs")], 1,
+            ("{root}/subs/gpt-x/no-such-area/no-such-task: unknown task id 'no-such-area/no-such-task' (no such task "
+             "in the benchmark)",
+             "error: {root}/subs: no submission could be graded: 1 input(s) left out (see above and the run's "
+             "rejected/ table)"),
+            absent=("Traceback", "no graded submissions"), breaks=_only_rejected_submissions),
     CliCase("estimate-applies-input-limits", "24", "`estimate -c` with `max_file_bytes` lowered under one padded deliverable",
             "priced as a sweep would load it: 31 of 32 submissions, and what it left out listed as `file: reason` "
             "(was: 32 priced without a word)",

@@ -1,4 +1,4 @@
-"""Dependencies point one way: evalcore is a pure library that never imports Ray or jobs."""
+"""Dependencies point one way: evalcore is a pure library that never imports Ray, jobs or its doubles."""
 
 from __future__ import annotations
 
@@ -13,15 +13,32 @@ import importlib, pkgutil, sys
 import evalcore
 for m in pkgutil.walk_packages(evalcore.__path__, "evalcore."):
     importlib.import_module(m.name)
-bad = sorted(n for n in sys.modules if n == "ray" or n.startswith("ray.") or n == "jobs" or n.startswith("jobs."))
+bad = sorted(n for n in sys.modules if n.split(".")[0] in ("ray", "jobs", "doubles"))
 print(",".join(bad))
 """
 
 
-def test_importing_every_evalcore_module_never_imports_ray_or_jobs() -> None:
+def test_importing_every_evalcore_module_never_imports_ray_jobs_or_the_doubles() -> None:
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == ""
+
+
+def test_the_offline_vendor_plugs_in_by_entry_point_and_is_imported_only_when_named() -> None:
+    """`offline` and `zero` are doubles (`doubles/adapters`): the registry lists them from the
+    `tribunal.adapters` entry points and imports one only when a vendor of it is made."""
+    script = (
+        "import sys\n"
+        "from evalcore.vendors import registry\n"
+        "assert {'offline', 'zero'} <= set(registry.adapters()) and 'doubles' not in sys.modules\n"
+        "from evalcore.config.load import load_config\n"
+        "cfg = load_config(vendors='offline')\n"
+        "v = registry.create_vendor(cfg.judges[0])\n"
+        "print(type(v).__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "doubles.adapters.offline"
 
 
 def test_the_public_surface_grades_a_submission_without_ray() -> None:

@@ -1,0 +1,316 @@
+"""Responders decide WHAT an emulated model answers; the emulator decides HOW it is delivered.
+
+Why separate: the wire behaviour (429s, usage, caching, faults) is the same whatever the answer,
+while tests want scripted ground truth and demos want the offline heuristics. A responder sees one
+vendor-neutral `EmulatedRequest` and returns a dict (sent as JSON) or a string (sent verbatim).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+VendorName = Literal["openai", "anthropic", "xai"]
+Answer = dict[str, Any] | list[Any] | str
+
+
+class EmulatedRequest(BaseModel):
+    """What the model was asked, the same for every vendor.
+
+    `headers` holds the HTTP headers or gRPC metadata as received (including the auth header, so
+    tests can check a key was sent); it is excluded from repr so it is never printed by accident.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    vendor: VendorName
+    api: str = Field(description='"responses", "chat.completions", "messages" or "chat.GetCompletion".')
+    model: str
+    system: str = Field(description="All system/developer/instructions text, joined by blank lines.")
+    user: str = Field(description="All user message text, joined by blank lines.")
+    json_schema: dict[str, Any] | None = Field(default=None, description="JSON schema asked for, or None.")
+    schema_name: str | None = Field(
+        default=None, description="openai: json_schema name; else the schema title."
+    )
+    reasoning_effort: str | None = Field(
+        default=None, description="The effort whose distribution the reasoning tokens are drawn from (None: none)."
+    )
+    reasoning_budget: int | None = Field(
+        default=None, description="The most the request lets the model reason (Anthropic's thinking budget_tokens)."
+    )
+    reasoning_in_cap: bool = Field(
+        default=True,
+        description="Reasoning tokens count inside `max_output_tokens`, as OpenAI's `max_output_tokens` and "
+        "Anthropic's `max_tokens` count them; False for xAI (not documented).",
+    )
+    max_output_tokens: int | None = None
+    headers: dict[str, str] = Field(default_factory=dict, repr=False)
+
+
+@runtime_checkable
+class Responder(Protocol):
+    """Decides the answer to one request (may also return an awaitable of it)."""
+
+    def __call__(self, request: EmulatedRequest) -> Answer | Awaitable[Answer]: ...
+
+
+class StaticResponder:
+    """Always the same answer (useful for transport tests that do not care about content)."""
+
+    def __init__(self, answer: Answer) -> None:
+        self.answer = answer
+
+    def __call__(self, request: EmulatedRequest) -> Answer:
+        return self.answer
+
+
+class ScriptedResponder:
+    """Any callable `EmulatedRequest -> dict | str` (scripted ground truth in tests)."""
+
+    def __init__(self, fn: Callable[[EmulatedRequest], Answer | Awaitable[Answer]]) -> None:
+        self.fn = fn
+
+    def __call__(self, request: EmulatedRequest) -> Answer | Awaitable[Answer]:
+        return self.fn(request)
+
+
+class OfflineResponder:
+    """The default: the offline vendor's deterministic heuristics (`doubles.offline_judge.answer`).
+
+    With `personas`, each answer is then bent by the persona of the model (or vendor) asked, so
+    three emulated judges can disagree, be lenient, prefer their own family's work, or audit with
+    a known recall (see `Persona`). Without, answers are exactly the offline heuristics'.
+    Imported lazily so the emulators load (and their tests run) without the offline module.
+    """
+
+    def __init__(self, personas: PersonaSet | None = None) -> None:
+        self.personas = personas
+
+    def __call__(self, request: EmulatedRequest) -> Answer:
+        offline = importlib.import_module("doubles.offline_judge")  # lazy: a separate, heavier module
+        answer: dict[str, Any] = offline.answer(request.system, request.user, request.schema_name)
+        if self.personas is None:
+            return answer
+        persona = self.personas.for_request(request)
+        if persona is None or persona.is_neutral():
+            return answer
+        return self.personas.bend(persona, request, answer)
+
+
+# ============================================================================================
+# Personas: emulated judges with known biases
+# ============================================================================================
+
+
+class Persona(BaseModel):
+    """How one emulated model departs from the offline heuristics: biases an operator can plant.
+
+    All departures are relative to the offline judge's own answer (the persona does not know the
+    truth): a rubric verdict is first decided by the heuristics, then bent; the auditor's Stage 1
+    flags are the heuristics' findings, thinned by `recall`, plus false flags. Every random choice
+    is a hash of the seed, the persona's name and the content (never the random fence boundary),
+    so the same question always gets the same answer: resumes, `--reuse` and re-runs agree.
+
+    Expected effects, which tests check the reduction recovers:
+    * self-family preference ≈ `self_bias` × the share of its own family's items the others fail;
+    * Cohen's κ with a neutral judge falls as `noise` rises;
+    * the auditor's recall ≈ `recall` × the offline auditor's recall.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: str | None = Field(
+        default=None, description="Its own model family (default: the vendor's name: openai, anthropic, xai)."
+    )
+    leniency: float = Field(
+        default=0.0, ge=-1.0, le=1.0,
+        description="> 0: a fail becomes a pass with this probability; < 0: a pass becomes a fail with -leniency.",
+    )
+    noise: float = Field(default=0.0, ge=0.0, le=1.0, description="Probability that a verdict is flipped.")
+    self_bias: float = Field(
+        default=0.0, ge=0.0, le=1.0,
+        description="On its own family's work, a fail becomes a pass with this probability.",
+    )
+    recall: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="Auditor: share of the offline auditor's Stage 1 flags it raises."
+    )
+    false_flag_rate: float = Field(
+        default=0.0, ge=0.0, le=1.0,
+        description="Auditor: probability that a sentence with no finding is flagged in Stage 1 anyway.",
+    )
+    upholds_false_flags: float = Field(
+        default=0.5, ge=0.0, le=1.0, description="Auditor: share of its own false flags Stage 2 confirms."
+    )
+    rejects_real_flags: float = Field(
+        default=0.0, ge=0.0, le=1.0, description="Auditor: share of real (grounded) flags Stage 2 rejects."
+    )
+
+    def is_neutral(self) -> bool:
+        """True when the persona changes nothing (the offline heuristics as they are)."""
+        return (self.leniency == 0 and self.noise == 0 and self.self_bias == 0 and self.recall == 1
+                and self.false_flag_rate == 0 and self.rejects_real_flags == 0)
+
+
+def deliverables_fingerprint(deliverables: Iterable[tuple[str, str]]) -> str:
+    """Identity of a submission's work product: the names and texts of its present deliverables.
+
+    Computed the same way from a `Submission` (by the driver) and from a prompt's deliverable
+    blocks (by the responder): how an emulated judge "recognises" its own family's writing.
+    """
+    h = hashlib.sha256()
+    for name, text in sorted(deliverables):
+        h.update(f"\0{name}\0{hashlib.sha256(text.encode('utf-8')).hexdigest()}".encode())
+    return h.hexdigest()
+
+
+class PersonaSet(BaseModel):
+    """The personas of one emulated panel, keyed by model name or, failing that, vendor name.
+
+    Keying by model lets an operator swap one judge (a new model name in the configuration, so
+    new request hashes: `--reuse` pays only for that judge) and give it another persona.
+    `families` maps a deliverables fingerprint to the family of the system that wrote it; a
+    persona with `self_bias` is lenient only on fingerprints of its own family.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int = 0
+    personas: dict[str, Persona] = Field(default_factory=dict)
+    families: dict[str, str] = Field(default_factory=dict, description="deliverables fingerprint -> family.")
+
+    def for_request(self, request: EmulatedRequest) -> Persona | None:
+        """The persona of the model asked, else of its vendor, else None."""
+        return self.personas.get(request.model) or self.personas.get(request.vendor)
+
+    def _key(self, request: EmulatedRequest) -> str:
+        return request.model if request.model in self.personas else request.vendor
+
+    def _u(self, *parts: object) -> float:
+        """A uniform number in [0, 1) fixed by the seed and `parts`."""
+        digest = hashlib.sha256("\x1f".join(map(str, (self.seed, *parts))).encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") / 2.0**64
+
+    def bend(self, persona: Persona, request: EmulatedRequest, answer: dict[str, Any]) -> dict[str, Any]:
+        """The offline answer, bent by `persona` (rubric, detect and verify answers; others untouched)."""
+        from evalcore.prompts import parse_prompt
+
+        parsed = parse_prompt(request.system, request.user)
+        name = self._key(request)
+        family = persona.family or request.vendor
+        present = [
+            (b.attrs.get("name", f"deliverable-{i}"), b.text)
+            for i, b in enumerate(parsed.of_kind("deliverable"))
+            if b.attrs.get("status", "present") != "missing"
+        ]
+        fp = deliverables_fingerprint(present)
+        if parsed.purpose == "rubric" and "verdict" in answer:
+            crit = parsed.one("criterion")
+            item = (fp, crit.attrs.get("id", "") if crit else "", crit.text if crit else "")
+            return self._rubric(persona, name, family, fp, item, answer)
+        if parsed.purpose == "detect" and "flags" in answer:
+            return self._detect(persona, name, fp, present, answer)
+        if parsed.purpose == "verify" and "decisions" in answer:
+            return self._verify(persona, name, fp, parsed, answer)
+        return answer
+
+    def _rubric(
+        self, p: Persona, name: str, family: str, fp: str, item: tuple[str, str, str], answer: dict[str, Any]
+    ) -> dict[str, Any]:
+        base = answer["verdict"]
+        verdict = base
+        why: list[str] = []
+        if base == "fail" and p.leniency > 0 and self._u(name, "lenient", *item) < p.leniency:
+            verdict, why = "pass", ["lenient"]
+        elif base == "pass" and p.leniency < 0 and self._u(name, "lenient", *item) < -p.leniency:
+            verdict, why = "fail", ["strict"]
+        own = self.families.get(fp) == family
+        if verdict == "fail" and own and p.self_bias > 0 and self._u(name, "self", *item) < p.self_bias:
+            verdict, why = "pass", [*why, "own family"]
+        if p.noise > 0 and self._u(name, "noise", *item) < p.noise:
+            verdict, why = ("fail" if verdict == "pass" else "pass"), [*why, "noise"]
+        if verdict == base:
+            return answer
+        reasoning = f"{answer.get('reasoning', '')} [persona {name}: {verdict} ({', '.join(why)})]"
+        return {**answer, "verdict": verdict, "reasoning": reasoning}
+
+    def _false_flag(self, p: Persona, name: str, fp: str, deliverable: str, span: str) -> bool:
+        return p.false_flag_rate > 0 and self._u(name, "false", fp, deliverable, span) < p.false_flag_rate
+
+    def _detect(
+        self, p: Persona, name: str, fp: str, present: list[tuple[str, str]], answer: dict[str, Any]
+    ) -> dict[str, Any]:
+        flags = [
+            f for f in answer["flags"]
+            if p.recall >= 1 or self._u(name, "recall", fp, f.get("deliverable"), f.get("span")) < p.recall
+        ]
+        taken = {(f.get("deliverable"), s) for f in answer["flags"] for s in [str(f.get("span", ""))]}
+        for deliverable, text in present:
+            for sentence in _SENTENCE.findall(text):
+                span = sentence.strip()
+                if len(span) < 25 or any(d == deliverable and (span in s or s in span) for d, s in taken):
+                    continue
+                if self._false_flag(p, name, fp, deliverable, span):
+                    flags.append({
+                        "span": span, "deliverable": deliverable, "location": "",
+                        "category": "unsupported_specific", "evidence_document": None, "evidence_passage": None,
+                        "explanation": f"[offline] [persona {name}] unsupported by the sources (a planted false flag).",
+                    })
+        return {**answer, "flags": flags}
+
+    def _verify(self, p: Persona, name: str, fp: str, parsed: Any, answer: dict[str, Any]) -> dict[str, Any]:
+        block = parsed.one("flags")
+        try:
+            data = json.loads(block.text) if block is not None else []
+        except json.JSONDecodeError:
+            return answer
+        if isinstance(data, dict):
+            data = data.get("flags", [])
+        flags = {
+            int(f.get("index", i)): f for i, f in enumerate(data if isinstance(data, list) else []) if isinstance(f, dict)
+        }
+        out = []
+        for d in answer["decisions"]:
+            f = flags.get(int(d.get("flag_index", -1)), {})
+            deliverable, span = str(f.get("deliverable") or ""), str(f.get("span", ""))
+            if d.get("status") == "rejected" and self._false_flag(p, name, fp, deliverable, span):
+                material = self._u(name, "material", fp, deliverable, span) < 0.5
+                d = {**d, "status": "confirmed", "category": f.get("category") or "unsupported_specific",
+                     "materiality": "material" if material else "minor",
+                     "rationale": f"[offline] [persona {name}] upheld its own flag."} \
+                    if self._u(name, "uphold", fp, deliverable, span) < p.upholds_false_flags else d
+            elif (d.get("status") == "confirmed" and p.rejects_real_flags > 0
+                  and self._u(name, "reject", fp, deliverable, span) < p.rejects_real_flags):
+                d = {**d, "status": "rejected", "category": None, "materiality": None,
+                     "rationale": f"[offline] [persona {name}] rejected a grounded flag."}
+            out.append(d)
+        return _fix_merges({**answer, "decisions": out})
+
+
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]")
+
+
+def _fix_merges(answer: dict[str, Any]) -> dict[str, Any]:
+    """A merge must point at a confirmed flag: a merge into a flag the persona rejected becomes a rejection."""
+    status = {d.get("flag_index"): d.get("status") for d in answer["decisions"]}
+    fixed = [
+        {**d, "status": "rejected", "merged_into": None}
+        if d.get("status") == "merged" and status.get(d.get("merged_into")) != "confirmed" else d
+        for d in answer["decisions"]
+    ]
+    return {**answer, "decisions": fixed}
+
+
+DEMO_PERSONAS: dict[str, Persona] = {
+    "openai": Persona(leniency=0.15, noise=0.03, recall=0.85, false_flag_rate=0.01, upholds_false_flags=0.5),
+    "xai": Persona(noise=0.1),
+    "anthropic": Persona(noise=0.03, self_bias=0.6),
+}
+"""The panel `tribunal demo` runs: a lenient OpenAI judge (also the auditor: it misses some findings
+and raises a few false flags), a noisy xAI judge, and an Anthropic judge that passes its own
+family's work more often than the others do."""
