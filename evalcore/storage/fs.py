@@ -310,7 +310,10 @@ def _simulated_full_disk(path: str) -> None:
 
 def _write_local(path: str, data: bytes) -> None:
     folder = os.path.dirname(path)
-    os.makedirs(folder, exist_ok=True)
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except FileExistsError as exc:  # a component of the folder is a regular file: say that, not "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), exc.filename) from exc
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
     try:

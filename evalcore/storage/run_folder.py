@@ -134,6 +134,12 @@ class RunFolder:
         return fs.join(self.uri, calibration_name(number, suffix))
 
 
+def attempt_number(name: str) -> int | None:
+    """The attempt a file name of `_attempts/` records (`attempt-0003.json` → 3), or None."""
+    stem = name.removeprefix("attempt-").removesuffix(".json")
+    return int(stem) if name.startswith("attempt-") and name.endswith(".json") and stem.isdigit() else None
+
+
 def calibration_name(number: int, suffix: str = "json") -> str:
     """A calibration's file name: the first plain, later ones numbered (none is ever replaced)."""
     return f"{CALIBRATION}.{suffix}" if number == 1 else f"{CALIBRATION}-{number:04d}.{suffix}"

@@ -54,6 +54,7 @@ def reduce_cmd(
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
+    warn_if_partial(run, endpoint_url)
     if fmt is TableFormat.JSON:
         console.print_json(lb.model_dump_json())
     else:
@@ -124,7 +125,29 @@ def report_cmd(
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
+    warn_if_partial(run, endpoint_url)
     Console().print(f"report written: {uri}", markup=False, highlight=False)
+
+
+def warn_if_partial(run: str, endpoint_url: str | None) -> None:
+    """Say, on stderr, when the run's tables hold only part of it: a sweep holds its lock now
+    (`jobs.sweep.lock.live_holder`), or its latest attempt has not finished (`reduce.unfinished`).
+
+    Why: reduce and report read the shards written so far; without a word, a leaderboard of the
+    finished part passes for the run's."""
+    from rich.text import Text
+
+    from jobs.per_run.reduce import unfinished
+    from jobs.sweep.lock import live_holder
+
+    try:
+        holder = live_holder(run)
+        why = f"a sweep is still writing into it: {holder}" if holder else unfinished(run, endpoint_url)
+    except (TribunalError, OSError):  # the run was read a moment ago: what is unreadable now says nothing
+        return
+    if why:
+        Console(stderr=True).print(Text.assemble(("warning: ", "yellow"), f"{run}: {why}; the leaderboard covers only "
+                                                 "the submissions graded so far"), soft_wrap=True)
 
 
 def calibrate_cmd(

@@ -49,6 +49,11 @@ def calibrate_run(
         raise InputError(labels.source, f"no label matches a complete grading of run {record.run_id} "
                          f"({cal.labelled_submissions} labelled submission(s): {cal.not_in_run} not in the run, "
                          f"{cal.not_complete} not complete); nothing was written")
+    if labels_uri is not None and labels.verdicts and not cal.judges:
+        criteria = sorted({v.criterion_id for v in labels.verdicts})
+        raise InputError(labels.source, f"no labelled criterion matches a verdict of a complete grading of run "
+                         f"{record.run_id} ({len(labels.verdicts)} verdict label(s) on {len(criteria)} criteria, e.g. "
+                         f"{criteria[0]}, in {cal.matched_submissions} matched submission(s)); nothing was written")
     if labels_uri is None and cal.auditor.not_reviewed:
         notes.append(f"{cal.auditor.not_reviewed} confirmed flag(s) of the labelled submissions were not reviewed: "
                      "not scored")

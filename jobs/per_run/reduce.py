@@ -14,6 +14,7 @@ The JSON holds nothing time-dependent, so reducing the same run twice gives iden
 from __future__ import annotations
 
 import io
+import json
 
 import duckdb
 import pyarrow as pa
@@ -25,7 +26,7 @@ from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard, scores_table
 from evalcore.results.reduce import TableSource, reduce_tables
 from evalcore.storage import fs
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run_folder import attempt_number, open_run
 from evalcore.storage.store import RunRecord, arrow_schema, table_files
 
 TABLES = ("submissions", "verdicts", "flags", "calls", "rejected")
@@ -85,6 +86,27 @@ def reduce_run(
     if write:
         write_leaderboard(run_uri, lb, endpoint_override, raw=not adjudications)
     return lb
+
+
+def unfinished(run_uri: str, endpoint_override: str | None = None) -> str | None:
+    """Why the run's tables may hold only part of it — no attempt finished (no `_SUCCESS.json`), or
+    a later attempt than the finished one has not — or None when its latest attempt finished.
+
+    Why: reduce and report read whatever shards are written; a leaderboard of a run still being
+    swept (or stopped midway) covers the graded part only, and must say so rather than pass for the run."""
+    run = open_run(run_uri)
+    attempts = [n for f in fs.list_files(run.attempts, suffix=".json", endpoint_override=endpoint_override)
+                if (n := attempt_number(fs.basename(f))) is not None]
+    if not fs.exists(run.success, endpoint_override):
+        return f"no sweep of this run has finished ({run.success} is missing)"
+    try:
+        finished = json.loads(fs.read_bytes(run.success, endpoint_override)).get("attempt")
+    except (ValueError, AttributeError):  # not a summary: what it says of the attempts is unknown
+        finished = None
+    latest = max(attempts, default=None)
+    if isinstance(finished, int) and latest is not None and latest > finished:
+        return f"its latest sweep attempt ({latest}) has not finished (the last finished one is attempt {finished})"
+    return None
 
 
 def _parquet_bytes(table: pa.Table) -> bytes:

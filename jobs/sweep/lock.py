@@ -215,6 +215,19 @@ def _refusal(run_uri: str, number: int, lease: _Lease | None, state: _State, tak
             f"no longer running, run again with {TAKE_OVER_OPTION}")
 
 
+def live_holder(run_uri: str) -> str | None:
+    """Who writes into the run right now (`command` (pid on host) since when), or None when nobody
+    holds it, or its holder is gone or its lease expired: the rule `RunLock.acquire` refuses by.
+
+    Why: `tribunal reduce` and `report` read a run without taking its lock; while a sweep holds it,
+    the tables hold only the part graded so far, and the reader must say so."""
+    numbers = _lease_numbers(run_uri)
+    lease = _read_lease(run_uri, numbers[-1]) if numbers else None
+    if lease is None or _judge(lease, time.time()) not in (_State.RUNNING, _State.VALID):
+        return None
+    return f"`{lease.command}` (pid {lease.pid} on host {lease.host}) since {_when(lease.acquired_at)}"
+
+
 # --------------------------------------------------------------------------------------------
 # The lock
 # --------------------------------------------------------------------------------------------

@@ -187,6 +187,57 @@ def _only_rejected_submissions(root: Path) -> None:
     memo.write_text("A memo for a task the benchmark does not have.\n")
 
 
+def _run_and_labels_on_no_criterion(root: Path) -> None:
+    """A run, and labels naming one of its submissions with a criterion the run's rubric does not have."""
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    truth = synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2)
+    build_run(str(root / "run"), truth, RunSpec(run_id="run-cal"))
+    system = sorted(truth["verdicts"])[0]
+    task = sorted(truth["verdicts"][system])[0]
+    (root / "labels.jsonl").write_text(json.dumps({"type": "verdict", "system": system, "task_id": task,
+                                                   "criterion_id": "C-999", "verdict": "pass"}) + "\n")
+
+
+def _run_and_a_regular_file(root: Path) -> None:
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    build_run(str(root / "run"), synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2), RunSpec(run_id="run-a"))
+    _regular_file(root)
+
+
+_HELD: dict[Path, object] = {}
+SWEEP_HOLDING = "tribunal sweep bench -s results -o runs"
+
+
+def _run_a_sweep_holds(root: Path) -> None:
+    """A run whose lock a sweep holds now (this process, running: never taken over)."""
+    from jobs.sweep.lock import RunLock
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    build_run(str(root / "run"), synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2), RunSpec(run_id="run-a"))
+    _HELD[root] = RunLock.acquire(str(root / "run"), command=SWEEP_HOLDING, renew_every_s=None)
+
+
+def _release(root: Path) -> None:
+    lock = _HELD.pop(root, None)
+    if lock is not None:
+        lock.release()  # type: ignore[attr-defined]
+
+
+def _run_with_an_unfinished_attempt(root: Path) -> None:
+    """A run whose attempt 1 finished (`_SUCCESS.json`) and whose attempt 2 was claimed and never ended."""
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    run = root / "run"
+    build_run(str(run), synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2), RunSpec(run_id="run-a"))
+    (run / "_SUCCESS.json").write_text(json.dumps({"run_id": "run-a", "attempt": 1}))
+    (run / "_attempts").mkdir()
+    (run / "_attempts" / "attempt-0001.json").write_text(json.dumps({"run_id": "run-a", "attempt": 1}))
+    (run / "_attempts" / "attempt-0002.json").write_text(json.dumps({"run_id": "run-a", "attempt": 2,
+                                                                     "status": "running"}))
+
+
 NO_KEYS: dict[str, str | None] = {"OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": None, "XAI_API_KEY": None}
 KEY_MESSAGE = (
     "openai (gpt-6-sol), auditor (gpt-6-sol): no API key: set the environment variable OPENAI_API_KEY; "
@@ -347,4 +398,31 @@ CLI_CASES: list[CliCase] = [
             once=(f"{{root}}/bench/tasks/{MSA}/documents/exhibit.png: Palette images with Transparency expressed in "
                   "bytes should be converted to RGBA images (UserWarning from PIL)",),
             absent=("Traceback", "warnings.warn", "UserWarning:")),
+    CliCase("calibrate-labels-criteria-match-nothing", "43", "`calibrate --labels` naming a submission of the run "
+            "with a criterion its rubric does not have",
+            "exit 1, `<labels>: no labelled criterion matches a verdict of a complete grading of run …; nothing was "
+            "written`, no calibration file (was: an empty judge table, exit 0)",
+            lambda root, ep: ["calibrate", str(root / "run"), "--labels", str(root / "labels.jsonl")], 1,
+            ("error: {root}/labels.jsonl: no labelled criterion matches a verdict of a complete grading of run run-cal "
+             "(1 verdict label(s) on 1 criteria, e.g. C-999, in 1 matched submission(s)); nothing was written",),
+            breaks=_run_and_labels_on_no_criterion, leaves_nothing="run/calibration*"),
+    CliCase("compare-out-under-a-regular-file", "43", "`compare A B --out afile/c.json` where `afile` is a regular file",
+            "exit 1: `afile/c.json: not a directory: …` (was: \"File exists\")",
+            lambda root, ep: ["compare", str(root / "run"), str(root / "run"), "--out", str(root / "afile" / "c.json")],
+            1, ("error: {root}/afile/c.json: not a directory",), absent=("Traceback", "File exists"),
+            breaks=_run_and_a_regular_file, keeps=("afile",)),
+    CliCase("reduce-while-a-sweep-holds-the-run", "43", "`reduce` of a run whose sweep is still running (its lock held)",
+            "exit 0, the leaderboard, and a warning: `<run>: a sweep is still writing into it: `<command>` (pid … on "
+            "host …) since …; the leaderboard covers only the submissions graded so far` (was: nothing said)",
+            lambda root, ep: ["reduce", str(root / "run")], 0,
+            ("warning: {root}/run: a sweep is still writing into it: `" + SWEEP_HOLDING + "` (pid",
+             "the leaderboard covers only the submissions graded so far"),
+            breaks=_run_a_sweep_holds, cleanup=_release),
+    CliCase("report-of-an-unfinished-attempt", "43", "`report` of a run whose latest sweep attempt never finished",
+            "exit 0, the report, and a warning: `<run>: its latest sweep attempt (2) has not finished (the last "
+            "finished one is attempt 1); the leaderboard covers only the submissions graded so far`",
+            lambda root, ep: ["report", str(root / "run")], 0,
+            ("warning: {root}/run: its latest sweep attempt (2) has not finished (the last finished one is attempt 1); "
+             "the leaderboard covers only the submissions graded so far", "report written"),
+            breaks=_run_with_an_unfinished_attempt),
 ]
