@@ -12,6 +12,7 @@ tables are written (`evalcore.vendors.batch.purge`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import anthropic
@@ -28,6 +29,10 @@ from evalcore.vendors.batch.protocol import (
     approx_bytes,
 )
 from evalcore.vendors.protocol import JudgeRequest
+
+FIND_SKEW_S = 600.0
+"""How much earlier than the journal record the vendor may date its batch (clocks differ; the record
+is written just before the submit call): the margin of `find`'s search."""
 
 
 class AnthropicBatch(AnthropicVendor):
@@ -61,17 +66,33 @@ class AnthropicBatch(AnthropicVendor):
         requests: Any = [{"custom_id": cid, "params": self.params(req, schema)} for cid, req, schema in items]
         return self._status(await self._ensure_client().messages.batches.create(requests=requests))
 
-    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
-        """Message batches have no name: the one batch created since the record was written (with a
-        minute of clock skew), holding as many requests and unknown to the journal, if exactly one."""
-        found: list[BatchStatus] = []
+    async def find(self, label: str, submitted_at: float, requests: Sequence[str], known: set[str]) -> BatchStatus | None:
+        """Message batches have no name, but their requests carry the custom ids Tribunal chose (the
+        request hashes): among the batches created since the record was written (less the clock
+        skew) and unknown to the journal, the ended one whose results hold the most of `requests`.
+        A batch still running cannot tell its requests (only its results carry them): if none that
+        ended matches, the one running batch holding as many requests, if exactly one; else None
+        (the queue then waits on the running candidates before sending anything again)."""
+        wanted = set(requests)
+        running: list[BatchStatus] = []
+        best: tuple[int, BatchStatus] | None = None
         async for batch in self._ensure_client().messages.batches.list(limit=100):
-            if batch.created_at.timestamp() < submitted_at - 60:
+            if batch.created_at.timestamp() < submitted_at - FIND_SKEW_S:
                 break
+            if batch.id in known:
+                continue
             status = self._status(batch)
-            if batch.id not in known and status.total == n_requests:
-                found.append(status)
-        return found[0] if len(found) == 1 else None
+            if not status.ended:
+                running.append(status)
+                continue
+            ids = await self.request_ids(batch.id)
+            hits = len(wanted.intersection(ids or ()))
+            if hits and (best is None or hits > best[0]):
+                best = (hits, status)
+        if best is not None:
+            return best[1]
+        same_size = [s for s in running if s.total == len(wanted)]
+        return same_size[0] if len(same_size) == 1 else None
 
     async def delete(self, obj: VendorObject) -> DeleteOutcome:
         """The batch with its requests and results (only an ended batch can be deleted)."""
@@ -99,8 +120,15 @@ class AnthropicBatch(AnthropicVendor):
         return out
 
     async def request_ids(self, batch_id: str) -> list[str] | None:
-        """Unknown before the batch ends: only its results carry the custom ids."""
-        return None
+        """The custom ids of an ended batch, from its results (None while it runs: only the results
+        carry them, or when its results are gone)."""
+        client = self._ensure_client()
+        if (await client.messages.batches.retrieve(batch_id)).processing_status != "ended":
+            return None
+        try:
+            return sorted({item.custom_id async for item in await client.messages.batches.results(batch_id)})
+        except anthropic.NotFoundError:
+            return None
 
     def missing(self, exc: BaseException) -> bool:
         return isinstance(exc, anthropic.NotFoundError)

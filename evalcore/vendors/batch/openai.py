@@ -18,6 +18,7 @@ requests again once it has room (`evalcore.vendors.batch.queue`).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -149,7 +150,7 @@ class OpenAIBatch(OpenAIVendor):
             return False
         return True
 
-    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+    async def find(self, label: str, submitted_at: float, requests: Sequence[str], known: set[str]) -> BatchStatus | None:
         """The batch whose metadata carries our label (batches are listed newest first)."""
         async for batch in self._ensure_client().batches.list(limit=100):
             if (batch.metadata or {}).get("tribunal") == label:

@@ -20,7 +20,7 @@ queue needs to find a run's batches again when its journal is damaged or gone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -126,10 +126,11 @@ class BatchAPI(Protocol):
         """Create one batch holding `items` (custom id, request, output schema)."""
         ...
 
-    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
-        """The batch this run submitted as `label` (created no earlier than `submitted_at`, holding
-        `n_requests`, not one of `known`), if the vendor has it; used after a crash, and when the
-        vendor does not know a journalled id (a 404: the id may be what was damaged)."""
+    async def find(self, label: str, submitted_at: float, requests: Sequence[str], known: set[str]) -> BatchStatus | None:
+        """The batch this run submitted as `label` holding `requests` (their custom ids; created no
+        earlier than `submitted_at`, not one of `known`), if the vendor has it; used after a crash,
+        and when the vendor does not know a journalled id (a 404: the id may be what was damaged).
+        Where batches carry no label (Anthropic) it is found by the custom ids of its requests."""
         ...
 
     async def listing(self, since: float) -> list[ListedBatch]:

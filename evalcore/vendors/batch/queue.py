@@ -36,7 +36,7 @@ Never paying twice:
 
 With a cost cap (`--max-cost`, `spend_guard`), each batch reserves its requests' worst case at
 batch prices before it is submitted; a batch that could cross the cap is not submitted and its
-requests fail with kind `cost_cap` (see `evalcore.vendors.cost_cap`).
+requests fail with kind `cost_cap` (see `evalcore.cost.cost_cap`).
 
 Preflight calls always go online (they check keys and models before a run, in seconds).
 
@@ -83,11 +83,11 @@ from pydantic import BaseModel
 
 from evalcore.call_accounting import AWAITING_MARK
 from evalcore.config.models import BatchConfig, BatchLimits
+from evalcore.cost.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.errors import ErrorKind, TribunalError, VendorError
 from evalcore.vendors.adapters.common import BadOutput, validate_output
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, SplitCause, VendorObject
 from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus, ListedBatch, SubmitOptions
-from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor, complete_each
 from evalcore.vendors.retry import Failure, RetryState, next_delay
 
@@ -730,7 +730,7 @@ class BatchingVendor:
                 return
             for record in self.journal.unresolved():
                 try:
-                    found = await self.api.find(record.label, record.submitted_at, len(record.requests),
+                    found = await self.api.find(record.label, record.submitted_at, record.requests,
                                                 self.journal.known_ids())
                 except Exception as exc:
                     raise _SubmitFailed(self.api.classify(exc).kind,
@@ -1001,19 +1001,22 @@ class BatchingVendor:
         """A 404: the batch under another id (its label found it: `_Moved`), or lost (`_Lost`)."""
         if gone.polling:  # a damaged id? the vendor may know the batch by its label
             try:
-                found = await self.api.find(record.label, record.submitted_at, len(record.requests),
+                found = await self.api.find(record.label, record.submitted_at, record.requests,
                                             self.journal.known_ids())
             except Exception as exc:
                 raise _SubmitFailed(self.api.classify(exc).kind, f"{gone.cause}; looking it up by its label failed: "
                                     f"{self.api.redact(str(exc))[:300]}") from None
             if found is not None:
-                how = "its label" if self.api.labels_batches else "its creation time and number of requests"
+                how = "its label" if self.api.labels_batches else "the custom ids of its requests"
                 record.note = f"{gone.cause}; found again by {how} as {found.batch_id}"
                 log.warning("%s: %s", self.name, record.note)
                 self._adopt(record, found)
                 self.stats["batches_found_again"] += 1
                 raise _Moved(gone.batch_id)
-        what = "no batch at the vendor carries its label" if gone.polling else "its answers are gone"
+            if not self.api.labels_batches and await self._wait_on_running(record, gone):
+                raise _Moved(gone.batch_id)
+        what = ("no batch at the vendor carries its label" if self.api.labels_batches
+                else "no batch at the vendor holds its requests") if gone.polling else "its answers are gone"
         self._release(record.batch_id)
         record.phase, record.vendor_status = "lost", "not found"
         record.note = f"{gone.cause}; {what}: its {len(record.requests)} request(s) are sent again"
@@ -1021,6 +1024,31 @@ class BatchingVendor:
         self.journal.save(record)
         self.stats["batches_lost"] += 1
         raise _Lost(record.note)
+
+    async def _wait_on_running(self, record: BatchRecord, gone: _Gone) -> bool:
+        """An unlabelled batch's id is unknown to the vendor and no ended batch holds its requests:
+        the batches still running since the record was written (less the clock skew) that the
+        journal does not know may hold them, and cannot tell until they end. Each is journalled
+        unconfirmed (its results say what it held); the record is marked replaced. True when there
+        was one: its requests then wait on those batches instead of being paid again."""
+        try:
+            listed = await self.api.listing(record.submitted_at - CLOCK_SKEW_S)
+        except Exception as exc:
+            raise _SubmitFailed(self.api.classify(exc).kind, f"{gone.cause}; listing the vendor's batches failed: "
+                                f"{self.api.redact(str(exc))[:300]}") from None
+        known = self.journal.known_ids()
+        running = [b for b in listed if not b.status.ended and b.status.batch_id not in known]
+        for b in running:
+            self._take_unlabelled(b, f"the vendor did not know batch {record.batch_id} of record {record.label}")
+        if not running:
+            return False
+        self._release(record.batch_id)
+        record.phase, record.vendor_status = "replaced", "looked up"
+        record.note = (f"{gone.cause}; no ended batch at the vendor holds its requests: {len(running)} running "
+                       "batch(es) it does not know are journalled unconfirmed and answer the run's requests they hold")
+        log.warning("%s: %s", self.name, record.note)
+        self.journal.save(record)
+        return True
 
     async def _refused(self, record: BatchRecord, reason: str) -> NoReturn:
         """The vendor refused the batch at its batch queue limit: nothing processed or billed. Its

@@ -12,6 +12,7 @@ an operator who cannot leave a benchmark there refuses xAI batch mode
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import grpc
@@ -70,7 +71,7 @@ class XAIBatch(XAIVendor):
             await client.batch.add(batch_id=batch.batch_id, batch_requests=chats)
         return self._status(await client.batch.get(batch.batch_id))
 
-    async def find(self, label: str, submitted_at: float, n_requests: int, known: set[str]) -> BatchStatus | None:
+    async def find(self, label: str, submitted_at: float, requests: Sequence[str], known: set[str]) -> BatchStatus | None:
         """The batch named with our label."""
         client = self._ensure_client()
         token: str | None = None
