@@ -41,9 +41,9 @@ PREFIX = "Source documents and the deliverable under review. " * 40  # ~2 kB sha
 
 def serve() -> None:
     """Run in the emulator subprocess: the three emulators, answering at once, until stdin closes."""
-    from evalcore.emulators import EmulatorConfig, ServerLimits
-    from evalcore.emulators._set import start_in_thread
-    from evalcore.emulators.responders import StaticResponder
+    from doubles.emulators import EmulatorConfig, ServerLimits
+    from doubles.emulators._set import start_in_thread
+    from doubles.emulators.responders import StaticResponder
 
     limits = ServerLimits(requests_per_minute=10**8, tokens_per_minute=10**12)
     emus = start_in_thread(EmulatorConfig(limits=limits),

@@ -6,8 +6,8 @@ limit respected (the OpenAI emulator enforces it per model and refuses as the ve
 accepted, then `failed` with `token_limit_exceeded`), nothing lost, nothing paid twice, and the
 same leaderboard as online.
 
-How: N submissions (`evalcore.synth.scale.synthesize`, seed 7) over the sample widened to
-`--task-copies` copies of each task (`evalcore.synth.widen`: 25 copies, 200 tasks, so 20,000
+How: N submissions (`doubles.synth.scale.synthesize`, seed 7) over the sample widened to
+`--task-copies` copies of each task (`doubles.synth.widen`: 25 copies, 200 tasks, so 20,000
 submissions are 100 systems of 200 tasks, a real leaderboard's shape, not 2,500 systems of 8) go
 through the real
 `tribunal sweep` (local Ray) twice, `--online` then `--batch`, each in a fresh process and run
@@ -69,10 +69,10 @@ FULL_SIZE = 20_000
 from benchmarks.scale_10k import accepted_ids  # noqa: E402
 from evalcore.config.models import BatchLimits  # noqa: E402
 from evalcore.emulation import KEY_ENV, EmulationOptions  # noqa: E402
-from evalcore.emulators import BatchSettings, EmulatorConfig, ScriptedResponder  # noqa: E402
-from evalcore.emulators._set import EmulatorThread, start_in_thread  # noqa: E402
-from evalcore.emulators.responders import EmulatedRequest, OfflineResponder, Responder  # noqa: E402
-from evalcore.emulators.serve import budget_limits, emulated_config, emulator_config_from  # noqa: E402
+from doubles.emulators import BatchSettings, EmulatorConfig, ScriptedResponder  # noqa: E402
+from doubles.emulators._set import EmulatorThread, start_in_thread  # noqa: E402
+from doubles.emulators.responders import EmulatedRequest, OfflineResponder, Responder  # noqa: E402
+from doubles.emulators.serve import budget_limits, emulated_config, emulator_config_from  # noqa: E402
 from evalcore.vendors.batch.journal import load_all  # noqa: E402
 
 ZERO_ANSWERS: dict[str, dict[str, Any]] = {
@@ -84,7 +84,7 @@ ZERO_ANSWERS: dict[str, dict[str, Any]] = {
 
 
 def zero_answer(request: EmulatedRequest) -> dict[str, Any]:
-    """One fixed valid answer per schema (`evalcore/vendors/adapters/zero.py`'s, over the wire)."""
+    """One fixed valid answer per schema (`doubles/adapters/zero.py`'s, over the wire)."""
     return ZERO_ANSWERS[request.schema_name or "PreflightAnswer"]
 
 
@@ -205,13 +205,13 @@ def main() -> None:
     ap.add_argument("--shard-size", type=int, default=32)
     ap.add_argument("--max-in-flight", type=int, default=8)
     ap.add_argument("--task-copies", type=int, default=25,
-                    help="each sample task this many times (evalcore.synth.widen): N / (8 x copies) systems")
+                    help="each sample task this many times (doubles.synth.widen): N / (8 x copies) systems")
     ap.add_argument("--zero", action="store_true", help="one fixed answer per schema instead of the offline heuristics")
     ap.add_argument("--out", default=None)
     ap.add_argument("--keep", default=None, help="work in this folder and keep it (run folders, config)")
     args = ap.parse_args()
-    from evalcore.synth.scale import synthesize
-    from evalcore.synth.widen import widen
+    from doubles.synth.scale import synthesize
+    from doubles.synth.widen import widen
 
     n = args.submissions
     out = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (

@@ -8,7 +8,7 @@ vendor emulators serve it over loopback with vendor-like latency (lognormal) and
 of the real services, answering from the benchmark's ground truth (so exactly the submissions that
 pass Stage A are audited, as in a real sweep); the real `run_sweep` (local Ray, the real SDK
 clients) grades every submission once per mode. Cost and tokens are read from each run's calls
-table, i.e. from the vendors' usage fields. The estimate is `evalcore.grading.estimate` with its default
+table, i.e. from the vendors' usage fields. The estimate is `evalcore.cost.estimate` with its default
 assumptions, and calibrated on a pilot sweep of the first task's submissions (a separate run).
 
     python benchmarks/cost.py                 # 8 tasks x 4 systems, seed 0
@@ -37,14 +37,14 @@ sys.path.insert(0, str(ROOT))
 from evalcore.benchmark.loader import load_benchmark  # noqa: E402
 from evalcore.config.load import load_config  # noqa: E402
 from evalcore.config.models import TribunalConfig  # noqa: E402
-from evalcore.emulators import EmulatorConfig, LognormalLatency, ServerLimits  # noqa: E402
-from evalcore.emulators._set import start_in_thread  # noqa: E402
-from evalcore.emulators.ground_truth import ground_truth_responder, owners  # noqa: E402
-from evalcore.emulators.serve import point_at_emulators  # noqa: E402
-from evalcore.grading.estimate import OutputModel, estimate  # noqa: E402
+from doubles.emulators import EmulatorConfig, LognormalLatency, ServerLimits  # noqa: E402
+from doubles.emulators._set import start_in_thread  # noqa: E402
+from doubles.emulators.ground_truth import ground_truth_responder, owners  # noqa: E402
+from doubles.emulators.serve import point_at_emulators  # noqa: E402
+from evalcore.cost.estimate import OutputModel, estimate  # noqa: E402
 from evalcore.storage.store import read_table  # noqa: E402
 from evalcore.submissions.loader import load_submissions  # noqa: E402
-from evalcore.synth.lab import generate_lab  # noqa: E402
+from doubles.synth.lab import generate_lab  # noqa: E402
 from jobs.sweep.driver import run_sweep  # noqa: E402
 from jobs.sweep.options import SweepOptions  # noqa: E402
 from jobs.sweep.prepare import server_limits, with_batch  # noqa: E402

@@ -46,7 +46,7 @@ from evalcore.grounding import index as index_module  # noqa: E402
 from evalcore.grounding import sources as sources_module  # noqa: E402
 from evalcore.grounding.text import keywords  # noqa: E402
 from evalcore.schema import Task  # noqa: E402
-from evalcore.synth.lab import generate_lab  # noqa: E402
+from doubles.synth.lab import generate_lab  # noqa: E402
 
 
 def build(tasks: list[Task]) -> list[bytes]:

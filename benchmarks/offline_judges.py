@@ -11,7 +11,7 @@ trusted. This script answers, on `examples/sample` (or any benchmark with a grou
   hallucination when their character spans overlap in the same deliverable of the same submission.
   Findings that overlap a general-legal-knowledge span are counted separately (target: zero).
 
-* synth - the same grounding figures on a synthetic set (`evalcore.synth.scale`: sample submissions
+* synth - the same grounding figures on a synthetic set (`doubles.synth.scale`: sample submissions
   with planted alterations and insertions, exact ground truth; 300 submissions, seed 7 unless
   told otherwise), as a guard against rules fitted to the sample's few dozen plants. Skipped
   when the module is absent or with --synth 0.
@@ -45,7 +45,7 @@ if str(ROOT) not in sys.path:
 
 from evalcore import grounding, prompts  # noqa: E402
 from evalcore.benchmark.loader import load_benchmark  # noqa: E402
-from evalcore.grading import offline  # noqa: E402
+from doubles import offline_judge as offline  # noqa: E402
 from evalcore.schema import Submission, Task  # noqa: E402
 from evalcore.submissions.loader import load_submissions  # noqa: E402
 
@@ -291,7 +291,7 @@ def run(sample: Path) -> dict[str, Any]:
 
 
 def run_synth(sample: Path, n: int, seed: int) -> dict[str, Any] | None:
-    """Grounding figures on `n` synthetic submissions (evalcore.synth.scale, fixed seed), or None when
+    """Grounding figures on `n` synthetic submissions (doubles.synth.scale, fixed seed), or None when
     the synth module is not available.
 
     Why: the sample has a few dozen planted hallucinations, so rules tuned on it could be overfit;
@@ -300,7 +300,7 @@ def run_synth(sample: Path, n: int, seed: int) -> dict[str, Any] | None:
     span of the base submission (general-knowledge and supported spans) as a false-flag check.
     """
     try:
-        synth = importlib.import_module("evalcore.synth.scale")
+        synth = importlib.import_module("doubles.synth.scale")
     except ImportError:
         return None
     bench = load_benchmark(str(sample))

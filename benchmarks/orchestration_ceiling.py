@@ -1,7 +1,7 @@
 """Orchestration ceiling: judge calls per second and CPU per judge call of the framework alone.
 
 Done-when (issue 15, item 2): calls/s and CPU-ms per judge call for the framework alone (the
-zero-work vendor: every call answered at once with a fixed valid answer, `evalcore/vendors/adapters/zero.py`)
+zero-work vendor: every call answered at once with a fixed valid answer, `doubles/adapters/zero.py`)
 and separately with the offline heuristics (`--vendors offline`), on N synthetic submissions from
 the sample, through the real `tribunal sweep` (local Ray) in a fresh process. Issue 23, item 6:
 the zero-work sweep's steady-state CPU per call within 1.25x of the in-process floor of the same
@@ -430,8 +430,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "orchestration_ceiling.json"))
     args = ap.parse_args()
     modes = [m for m in args.modes.split(",") if m]  # "": the in-process floors alone
-    from evalcore.synth.ground_truth import load_ground_truth
-    from evalcore.synth.scale import synthesize
+    from doubles.synth.ground_truth import load_ground_truth
+    from doubles.synth.scale import synthesize
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="tribunal-ceiling-") as tmp:
@@ -451,7 +451,7 @@ def main() -> None:
                         rows.append(in_process_floor(manifest, work, grounding, frozen=frozen))
                         print(json.dumps(rows[-1]), flush=True)
         if args.lab_tasks:
-            from evalcore.synth.lab import generate_lab
+            from doubles.synth.lab import generate_lab
 
             lab = work / "lab"
             generate_lab(lab, tasks=args.lab_tasks, seed=7)

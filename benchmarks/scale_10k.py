@@ -1,9 +1,9 @@
 """Scale: 10,000 to 100,000 synthetic submissions end to end, output verified complete, driver
 memory flat, and a driver SIGKILLed mid-run resumed with nothing lost.
 
-Done-when (issue 15, item 4; issue 23, item 4 at 100k): N synthetic submissions from the sample (`evalcore.synth.scale`, one
+Done-when (issue 15, item 4; issue 23, item 4 at 100k): N synthetic submissions from the sample (`doubles.synth.scale`, one
 manifest; the smaller N are its first lines) through the real `tribunal sweep` (local Ray) in a
-fresh process with the zero-work vendor (`evalcore/vendors/adapters/zero.py`: every judge and the auditor
+fresh process with the zero-work vendor (`doubles/adapters/zero.py`: every judge and the auditor
 answer at once, so the run measures the framework, not a vendor's limit). For each N it records
 wall time, calls/s, the driver's peak RSS (the sweep's own `ru_maxrss`) and the driver's RSS
 sampled over the run (psutil, every 0.5 s), then verifies the run's tables:
@@ -246,8 +246,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "scale_10k.json"))
     args = ap.parse_args()
     from benchmarks.orchestration_ceiling import zero_config
-    from evalcore.synth.ground_truth import load_ground_truth
-    from evalcore.synth.scale import synthesize
+    from doubles.synth.ground_truth import load_ground_truth
+    from doubles.synth.scale import synthesize
 
     ns = sorted(args.n or [1000, 5000, 10000])
     rows = []

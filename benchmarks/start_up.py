@@ -55,7 +55,7 @@ def child_load(bench: Path, slots: int | None) -> dict[str, object]:
 def child_plan(bench: Path) -> dict[str, object]:
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.config.load import load_config
-    from evalcore.grading.estimate import estimate
+    from evalcore.cost.estimate import estimate
     from evalcore.grading.plan import plan_submission
     from evalcore.submissions.loader import load_submissions
 
@@ -83,7 +83,7 @@ def child_cluster(bench: Path, copies: int) -> dict[str, object]:
 
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.config.load import load_config
-    from evalcore.grading.estimate import estimate
+    from evalcore.cost.estimate import estimate
     from evalcore.submissions.loader import load_submissions
     from jobs.sweep.cost_watch import ESTIMATE_CHUNK, price_pending
     from jobs.sweep.shard_work import put_config
@@ -134,7 +134,7 @@ def main() -> None:
         print(json.dumps(result))
         return
 
-    from evalcore.synth.lab import generate_lab
+    from doubles.synth.lab import generate_lab
 
     with tempfile.TemporaryDirectory() as tmp:
         lab = args.keep or Path(tmp) / "lab"

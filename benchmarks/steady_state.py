@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from evalcore.config.models import VendorConfig  # noqa: E402
-from evalcore.emulators import (  # noqa: E402
+from doubles.emulators import (  # noqa: E402
     AnthropicEmulator,
     EmulatorConfig,
     FixedLatency,
@@ -52,7 +52,7 @@ from evalcore.emulators import (  # noqa: E402
     StaticResponder,
     XAIEmulator,
 )
-from evalcore.emulators._limits import RateLimiter  # noqa: E402
+from doubles.emulators._limits import RateLimiter  # noqa: E402
 from evalcore.prompts import render_rubric  # noqa: E402
 from evalcore.schema import Criterion, Deliverable, RubricAnswer  # noqa: E402
 from evalcore.vendors.budget import ARRIVAL_S, SENT_ARRIVAL_S, VENDOR_BURST_S, RateBudget  # noqa: E402

@@ -1,6 +1,6 @@
 """Sweep scale: does the driver's memory stay flat as N grows, and what throughput does it reach?
 
-Generates N synthetic submissions from the sample (evalcore.synth.scale), then runs the real
+Generates N synthetic submissions from the sample (doubles.synth.scale), then runs the real
 `tribunal sweep` (local Ray, emulated vendors over loopback with the real SDKs) for each N in a
 fresh process, and records wall time, submissions/s, judge calls/s, 429s and the driver's peak
 RSS (reported by the sweep itself). Prints a table and writes benchmarks/results/sweep_scale.json.
@@ -24,8 +24,8 @@ SAMPLE = ROOT / "examples" / "sample"
 
 
 def run_one(n: int, work: Path, shard_size: int, max_in_flight: int) -> dict[str, object]:
-    from evalcore.synth.ground_truth import load_ground_truth
-    from evalcore.synth.scale import synthesize
+    from doubles.synth.ground_truth import load_ground_truth
+    from doubles.synth.scale import synthesize
 
     out = work / f"synth-{n}"
     synthesize(SAMPLE, load_ground_truth(SAMPLE / "ground_truth.json"), n, out, seed=7)

@@ -1,4 +1,4 @@
-"""Measure the synthetic scale-up: how fast `evalcore.synth.scale.synthesize` writes N submissions.
+"""Measure the synthetic scale-up: how fast `doubles.synth.scale.synthesize` writes N submissions.
 
 Why: scale tests and sweep benchmarks start by generating thousands of submissions with known
 ground truth; the target (issue 2, part 8) is 2,000 submissions in a few seconds.
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
         os.environ["TRIBUNAL_CACHE_DIR"] = cache  # cold start: sources converted from scratch
         from evalcore.benchmark.cache import clear_cache
-        from evalcore.synth.scale import summary, synthesize
+        from doubles.synth.scale import summary, synthesize
 
         clear_cache()
         timings = {}

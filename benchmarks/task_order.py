@@ -39,7 +39,7 @@ def main() -> None:
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "task_order.json"))
     args = ap.parse_args()
 
-    from evalcore.synth.lab import generate_lab
+    from doubles.synth.lab import generate_lab
 
     with tempfile.TemporaryDirectory(prefix="tribunal-task-order-") as tmp:
         lab = args.keep or Path(tmp) / "lab"

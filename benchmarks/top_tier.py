@@ -179,7 +179,7 @@ def emulator_main(vendor: str, s: dict[str, Any], conn: Connection) -> None:
 
 
 async def _emulator(vendor: str, s: dict[str, Any], conn: Connection) -> None:
-    from evalcore.emulators import (
+    from doubles.emulators import (
         AnthropicEmulator,
         EmulatorConfig,
         LognormalLatency,

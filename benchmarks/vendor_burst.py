@@ -31,7 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from evalcore.config.models import VendorConfig  # noqa: E402
-from evalcore.emulators import (  # noqa: E402
+from doubles.emulators import (  # noqa: E402
     AnthropicEmulator,
     EmulatorConfig,
     OpenAIEmulator,
@@ -39,7 +39,7 @@ from evalcore.emulators import (  # noqa: E402
     StaticResponder,
     XAIEmulator,
 )
-from evalcore.emulators._limits import RateLimiter  # noqa: E402
+from doubles.emulators._limits import RateLimiter  # noqa: E402
 from evalcore.errors import VendorError  # noqa: E402
 from evalcore.prompts import render_rubric  # noqa: E402
 from evalcore.schema import Criterion, Deliverable, RubricAnswer  # noqa: E402

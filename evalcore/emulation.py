@@ -1,12 +1,12 @@
 """What an emulated run is asked to be like (`EmulationOptions`), and how a configuration says it
 points at emulators (`KEY_ENV`, `points_at_emulators`).
 
-Why apart from `evalcore.emulators`: `tribunal sweep` and `tribunal emulate` parse these options
+Why apart from `doubles.emulators`: `tribunal sweep` and `tribunal emulate` parse these options
 for every run, real ones included, and the run record is decided from them; importing the
 emulators themselves (aiohttp, gRPC, the vendor protos) costs seconds, and production code imports
 them only in emulated mode (the import contract in pyproject.toml). This module is data only: the
 one builder of the emulators' configuration from these options is
-`evalcore.emulators.serve.emulator_config_from`.
+`doubles.emulators.serve.emulator_config_from`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ FLAGS = {
 class EmulationOptions:
     """How the emulators behave: the options `tribunal sweep --vendors emulated` and
     `tribunal emulate` share, turned into each emulator's configuration by one builder
-    (`evalcore.emulators.serve.emulator_config_from`), so the two commands emulate alike.
+    (`doubles.emulators.serve.emulator_config_from`), so the two commands emulate alike.
 
     Limits are one account's per vendor, enforced as that vendor enforces them (OpenAI in
     one-second slices of the per-minute limit, Anthropic and xAI over the whole minute). `file` is

@@ -54,7 +54,7 @@ class ErrorKind(StrEnum):
     BAD_OUTPUT = "bad_output"
     FATAL = "fatal"
     COST_CAP = "cost_cap"
-    """Not sent: it could have crossed the run's spending cap (evalcore.vendors.cost_cap); retried by the next run."""
+    """Not sent: it could have crossed the run's spending cap (evalcore.cost.cost_cap); retried by the next run."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalcore.emulators._limits import TokenBucket
+from doubles.emulators._limits import TokenBucket
 
 
 def refused(arrivals: list[float], rpm: float, burst_s: float) -> int:

@@ -103,8 +103,8 @@ class Price(_Strict):
 
     Why the multipliers live here: a cache write is billed per vendor, and the estimate, the cost
     cap, the call rows and the reduction must agree on it, so `bill` is the one place a token count
-    becomes dollars (`evalcore.vendors.adapters` price replies with it, `evalcore.grading.estimate`
-    its expected calls, `evalcore.vendors.cost_cap` its worst cases). Anthropic bills a 5-minute
+    becomes dollars (`evalcore.vendors.adapters` price replies with it, `evalcore.cost.estimate`
+    its expected calls, `evalcore.cost.cost_cap` its worst cases). Anthropic bills a 5-minute
     cache write at 1.25x its input price and a 1-hour write at 2x; OpenAI reports
     `input_tokens_details.cache_write_tokens` but publishes no separate price for it (its OpenAPI
     document describes them as input tokens written to the cache, counted in `input_tokens`, and
@@ -173,7 +173,7 @@ class Price(_Strict):
         ).usd
 
     def worst_case(self, input_tokens: float, output_tokens: float) -> float:
-        """The most a call with this input and output can cost (`evalcore.vendors.cost_cap`): no
+        """The most a call with this input and output can cost (`evalcore.cost.cost_cap`): no
         input read from the cache, all of it written to the cache when a write costs more than
         `input` (a miss on a cacheable prefix writes it; Tribunal's requests ask for 5-minute writes,
         the Anthropic adapter's `cache_control: ephemeral`, so `cache_write` is the dearest), and

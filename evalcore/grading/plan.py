@@ -1,7 +1,7 @@
 """One submission's plan: the too_long decision and the prompts grading would send, decided once.
 
 Why this module: grading (`evalcore.grading.grade.grade_submission`) and the bill
-(`evalcore.grading.estimate.estimate`) must agree on which submissions are too long and on the
+(`evalcore.cost.estimate.estimate`) must agree on which submissions are too long and on the
 exact prompts sent, or the estimate prices traffic the sweep never sends. Both used to restate
 the same sequence of rules and they drifted (the estimate rendered Stage 2 against
 `task.documents` where the audit reads its audit sources, so a task without documents was priced

@@ -4,7 +4,7 @@ Why this exists: the hallucination audit (docs/METHODOLOGY.md, Stage B) is done 
 the cheapest and most reliable evidence of a hallucination is mechanical: a quotation that is not
 in the sources, an amount or date that appears nowhere in them, a "Section 14.3" the contract does
 not have. These checks run twice: their findings are the *candidate flags* given to the Stage 1
-auditor (who decides), and they are the whole audit of the offline vendor (`evalcore.grading.offline`).
+auditor (who decides), and they are the whole audit of the offline vendor (`doubles.offline_judge`).
 
 Four checks, each finding (`findings.GroundingFinding`) carrying its evidence - each module's
 docstring states its rules in full:

@@ -9,7 +9,7 @@ hallucinations (span, category, materiality). Three forms are read, all to the s
   "materiality"}`` (`category`: contradiction | fabricated_source | unsupported_specific;
   `materiality`: material | minor; `span`: the claim as it reads in the deliverable).
 * **Parquet** — the same objects as rows (the columns of both kinds; unused ones null).
-* **JSON** — a ground-truth file (`evalcore.synth.ground_truth.GroundTruth`, e.g.
+* **JSON** — a ground-truth file (`doubles.synth.ground_truth.GroundTruth`, e.g.
   ``examples/sample/ground_truth.json``): ``verdicts`` nested system → task → criterion →
   verdict, and a ``hallucinations`` list with the fields above (extra fields are ignored).
 

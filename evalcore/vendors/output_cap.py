@@ -51,7 +51,7 @@ REASONING_ALLOWANCE: dict[str, int] = {
 }
 """Output tokens set aside for reasoning per effort, in increasing order of effort. Why these: each
 is at least four times the median count the emulators draw at that effort
-(`evalcore.emulators._config.ReasoningTokens`: 128 / 512 / 2,048 / 4,096 / 8,192), which with their
+(`doubles.emulators._config.ReasoningTokens`: 128 / 512 / 2,048 / 4,096 / 8,192), which with their
 spread leaves about 1 % of calls above it at high effort and well under that below; the vendors
 publish no distribution (OpenAI's guide only says to start with 25,000 tokens for reasoning and
 output). `tribunal calibrate` reports each judge's truncation rate on a run; raise an entry's

@@ -26,7 +26,7 @@ from evalcore.config.models import BatchConfig, VendorConfig
 from evalcore.vendors.adapters.common import AdapterBase
 from evalcore.vendors.batch.journal import BatchJournal
 from evalcore.vendors.batch.queue import BatchingVendor
-from evalcore.vendors.cost_cap import Ledger
+from evalcore.cost.cost_cap import Ledger
 from evalcore.vendors.protocol import Vendor
 from evalcore.vendors.registry import create_batch_api, has_batch_api
 from evalcore.vendors.reuse import ReusingVendor

@@ -79,7 +79,7 @@ def emulate(
     from pathlib import Path
 
     from evalcore.config.load import load_config
-    from evalcore.emulators.serve import emulator_config_from, serve_forever
+    from doubles.emulators.serve import emulator_config_from, serve_forever
     from jobs.sweep.prepare import accepted_models, emulated_responder, load_personas
 
     console = Console(stderr=True)
@@ -147,13 +147,13 @@ def synth_cmd(
         Console(stderr=True).print(f"[red]error:[/] --profile: {profile!r} is not one of sample, lab")
         raise typer.Exit(2)
     if profile == "lab":
-        from evalcore.synth.lab import generate_lab, lab_summary
+        from doubles.synth.lab import generate_lab, lab_summary
 
         lab = generate_lab(out, tasks=tasks, seed=seed)
         Console().print(f"wrote {out}/tasks, {out}/submissions and {out}/ground_truth.json\n{lab_summary(lab)}")
         return
-    from evalcore.synth.scale import summary, synthesize
-    from evalcore.synth.widen import widen
+    from doubles.synth.scale import summary, synthesize
+    from doubles.synth.widen import widen
 
     try:
         if task_copies > 1:

@@ -9,7 +9,7 @@ from rich.console import Console
 from evalcore.tables import TableFormat
 
 if TYPE_CHECKING:
-    from evalcore.grading.estimate import Estimate
+    from evalcore.cost.estimate import Estimate
     from evalcore.tables import Block
 
 
@@ -26,8 +26,8 @@ def estimate_json(est: Estimate) -> dict[str, Any]:
 
 def estimate_blocks(est: Estimate) -> list[Block]:
     """The estimate as a table per vendor (and the total), the cost per graded submission, and its
-    assumptions. Texts are `evalcore.grading.estimate.render_table`'s, values the estimate's own."""
-    from evalcore.grading.estimate import batch_summary, render_table
+    assumptions. Texts are `evalcore.cost.estimate.render_table`'s, values the estimate's own."""
+    from evalcore.cost.estimate import batch_summary, render_table
     from evalcore.tables import Cell, Column, TableSpec
 
     modes = list(est.cost_usd)

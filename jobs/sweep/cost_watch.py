@@ -1,7 +1,7 @@
 """Cost in a sweep: the estimate shown next to what is spent, and the `--max-cost` cap.
 
 Kept out of the driver so the sweep only asks three things: start watching, is the cap reached,
-and what to print. The rules themselves live in `evalcore.grading.estimate` and `evalcore.vendors.cost_cap`.
+and what to print. The rules themselves live in `evalcore.cost.estimate` and `evalcore.cost.cost_cap`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 import ray
 
 from evalcore.config.models import TribunalConfig
-from evalcore.grading.estimate import Estimate, combine, estimate_part, finish
+from evalcore.cost.estimate import Estimate, combine, estimate_part, finish
 from evalcore.schema import Submission, Task
-from evalcore.vendors.cost_cap import CapState
+from evalcore.cost.cost_cap import CapState
 from jobs.sweep.actors import CostCapActor, cap_state
 from jobs.sweep.shard_work import ShardInputs
 
@@ -46,7 +46,7 @@ def price_pending(
     Why on the cluster: the estimate makes every submission's plan and replays the vendors'
     caching over its requests, ~11 ms per real-size submission, all before the first shard: 100,000
     of them were ~18 minutes of one core. Each full chunk of `chunk` submissions is priced by a Ray
-    task while the read goes on, the rest here; the parts add up (`evalcore.grading.estimate.combine`)
+    task while the read goes on, the rest here; the parts add up (`evalcore.cost.estimate.combine`)
     to what one `estimate` of them all gives. A sweep smaller than a chunk starts no task."""
     refs: list[Any] = []
     part: list[Submission] = []

@@ -8,7 +8,7 @@ network at all). `sweep` and `demo` prepare through `prepare_run`; `estimate` an
 
 Why a context manager: emulated mode owns servers that must outlive the run and stop after it.
 They are configured by the one builder `tribunal emulate` uses too
-(`evalcore.emulators.serve.emulator_config_from`, from the shared `EmulationOptions`), so an
+(`doubles.emulators.serve.emulator_config_from`, from the shared `EmulationOptions`), so an
 emulated sweep and a sweep against `tribunal emulate` meet the same emulators.
 """
 
@@ -31,8 +31,8 @@ from jobs.sweep.governance import check_batch_allowed, check_prompt_cache_retent
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from evalcore.emulators._config import EmulatorConfig
-    from evalcore.emulators.responders import PersonaSet, Responder
+    from doubles.emulators._config import EmulatorConfig
+    from doubles.emulators.responders import PersonaSet, Responder
     from evalcore.schema import Submission
     from jobs.sweep.options import SweepOptions
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> dict[str, RateLimits]:
     """What each emulator enforces: one account's limits per vendor (the openai emulator serves
     the openai judge and the auditor, which share them, as they share one key)."""
-    from evalcore.emulators.serve import EMULATED_LIMITS  # the CLI's emulated mode: imported only here
+    from doubles.emulators.serve import EMULATED_LIMITS  # the CLI's emulated mode: imported only here
 
     limits = limits or EMULATED_LIMITS
     return {v.adapter: limits for v in config.vendors() if v.adapter != "offline"}
@@ -59,7 +59,7 @@ def load_personas(
     (`prepare_run`). Without either, `self_bias` has nothing to recognise.
     """
     from evalcore.benchmark.loader import load_benchmark
-    from evalcore.emulators.responders import DEMO_PERSONAS, PersonaSet
+    from doubles.emulators.responders import DEMO_PERSONAS, PersonaSet
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
 
@@ -102,7 +102,7 @@ def emulator_configs(
     """What each emulator of emulated mode is configured with: `tribunal emulate`'s builder. They
     serve the model ids the SDKs list and the configuration's `known_newer_models` (an id the
     vendor serves before its SDK lists it); any other id gets the vendor's 404, as it would."""
-    from evalcore.emulators.serve import emulator_config_from  # the CLI's emulated mode: imported only here
+    from doubles.emulators.serve import emulator_config_from  # the CLI's emulated mode: imported only here
 
     return emulator_config_from(emulation, accept_models=accepted_models(config))
 
@@ -114,7 +114,7 @@ def accepted_models(config: TribunalConfig | None) -> list[str]:
 
 def emulated_responder(personas: PersonaSet | None = None) -> Responder:
     """What the emulators answer with: the offline heuristics, bent by `personas` if given."""
-    from evalcore.emulators import OfflineResponder
+    from doubles.emulators import OfflineResponder
 
     return OfflineResponder(personas)
 
@@ -139,8 +139,8 @@ def vendor_mode(
             raise ConfigError(f"{', '.join(given)}: these shape emulated vendors only: use --vendors emulated")
         yield config
         return
-    from evalcore.emulators._set import start_in_thread
-    from evalcore.emulators.serve import budget_limits, point_at_emulators
+    from doubles.emulators._set import start_in_thread
+    from doubles.emulators.serve import budget_limits, point_at_emulators
 
     configs = emulator_configs(emulation, config)  # a bounded request log: the emulators live in the driver's process
     emus = start_in_thread(configs, responder=emulated_responder(personas))
@@ -230,7 +230,7 @@ def remember_family(personas: PersonaSet, config: TribunalConfig, submission: Su
     """Fingerprint one submission's deliverables with its system's family (`family_map`): how a
     persona with a self-family bias recognises its own family's work. Called by intake's one read
     of the submissions (`SweepOptions.on_submission`), so the source is not read a second time."""
-    from evalcore.emulators.responders import deliverables_fingerprint
+    from doubles.emulators.responders import deliverables_fingerprint
 
     if (family := config.family_of(submission.system)) is not None:
         present = [(n, d.text) for n, d in submission.deliverables.items() if not d.missing]

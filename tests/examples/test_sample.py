@@ -25,7 +25,7 @@ if str(REPO) not in sys.path:
 
 from evalcore.benchmark.documents import convert  # noqa: E402
 from evalcore.config.load import load_config  # noqa: E402
-from evalcore.synth.ground_truth import (  # noqa: E402
+from doubles.synth.ground_truth import (  # noqa: E402
     expected_leaderboard,
     expected_scores,
     load_ground_truth,

@@ -35,7 +35,7 @@ def ray_local(s3_server: str) -> Iterator[None]:
             "AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
             "AWS_DEFAULT_REGION", "AWS_REGION", "AWS_EC2_METADATA_DISABLED", "TRIBUNAL_CACHE_DIR",
         ) if k in os.environ}
-        from evalcore.emulators.serve import KEY_ENV
+        from doubles.emulators.serve import KEY_ENV
 
         for name in KEY_ENV.values():
             mp.setenv(name, "emulated-key-not-a-secret")
@@ -53,7 +53,7 @@ def ray_local(s3_server: str) -> Iterator[None]:
 
 def emulated_config(endpoints: dict[str, str]) -> TribunalConfig:
     """The default panel aimed at local emulators (real adapters, real SDKs, dummy keys)."""
-    from evalcore.emulators.serve import point_at_emulators
+    from doubles.emulators.serve import point_at_emulators
 
     return point_at_emulators(load_config(vendors="real"), endpoints)
 

@@ -32,7 +32,7 @@ from evalcore.config.models import VendorConfig
 from evalcore.errors import CappedAttempt, ErrorKind, VendorError
 from evalcore.vendors.adapters._headers import RateInfo
 from evalcore.vendors.budget import RateBudget, Reservation
-from evalcore.vendors.cost_cap import Ledger, refusal, worst_case_usd
+from evalcore.cost.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.vendors.in_flight import PRIOR_LATENCY_S, InFlightLimiter
 from evalcore.vendors.output_cap import retry_cap
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage

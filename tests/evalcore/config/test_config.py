@@ -79,7 +79,7 @@ def test_unrelated_tribunal_variables_are_not_configuration(monkeypatch) -> None
 
 
 def test_a_registered_test_adapter_is_accepted_by_the_configuration(monkeypatch) -> None:
-    from evalcore.vendors.adapters.offline import OfflineVendor
+    from doubles.adapters.offline import OfflineVendor
 
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # registered for this test only
     overrides = {"auditor": {"adapter": "echo-test"}}

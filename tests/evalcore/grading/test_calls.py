@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from evalcore.config.models import VendorConfig
-from evalcore.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
+from doubles.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.grading.calls import GradingContext, call_row
 from evalcore.schema import CallRow

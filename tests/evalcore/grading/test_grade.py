@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from evalcore.config.load import load_config
-from evalcore.emulators import OfflineResponder
-from evalcore.emulators._set import EmulatorSet
-from evalcore.emulators.serve import point_at_emulators
+from doubles.emulators import OfflineResponder
+from doubles.emulators._set import EmulatorSet
+from doubles.emulators.serve import point_at_emulators
 from evalcore.grading.grade import grade_submission
 from evalcore.prompts import parse_prompt
 from evalcore.schema import Criterion, Deliverable, SourceDocument, Submission, Task

@@ -24,12 +24,12 @@ from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
 from evalcore.config.models import TribunalConfig
 from evalcore.errors import VendorError
-from evalcore.grading.estimate import estimate
+from evalcore.cost.estimate import estimate
 from evalcore.grading.grade import grade_submission
 from evalcore.grading.plan import GradingPlan, plan_submission
 from evalcore.schema import Criterion, Deliverable, Submission, Task
 from evalcore.submissions.loader import load_submissions
-from evalcore.synth.lab import generate_lab
+from doubles.synth.lab import generate_lab
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Vendor
 from evalcore.vendors.registry import create_vendor
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from evalcore.errors import InputError
 from evalcore.results.labels import load_labels, spans_match
-from evalcore.synth.ground_truth import load_ground_truth
+from doubles.synth.ground_truth import load_ground_truth
 
 SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample" / "ground_truth.json"
 

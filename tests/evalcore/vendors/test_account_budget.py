@@ -24,8 +24,8 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from evalcore.config.models import VendorConfig
-from evalcore.emulators import EmulatorConfig, OpenAIEmulator, ServerLimits, StaticResponder
-from evalcore.emulators._limits import RateLimiter
+from doubles.emulators import EmulatorConfig, OpenAIEmulator, ServerLimits, StaticResponder
+from doubles.emulators._limits import RateLimiter
 from evalcore.errors import VendorError
 from evalcore.prompts import render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.emulators import AnthropicEmulator, RateLimited
+from doubles.emulators import AnthropicEmulator, RateLimited
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.registry import create_vendor
 from tests.evalcore.vendors._vendor_contract import VendorContract, judge_request

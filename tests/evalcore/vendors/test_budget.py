@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.emulators import ServerLimits
-from evalcore.emulators._limits import RateLimiter
+from doubles.emulators import ServerLimits
+from doubles.emulators._limits import RateLimiter
 from evalcore.vendors.budget import INF, RateBudget, _BucketLedger, _Ledger
 
 

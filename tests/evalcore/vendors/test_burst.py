@@ -30,8 +30,8 @@ from typing import Any
 import pytest
 
 from evalcore.config.models import VendorConfig
-from evalcore.emulators import EmulatorConfig, ServerLimits, StaticResponder, XAIEmulator
-from evalcore.emulators._limits import RateLimiter
+from doubles.emulators import EmulatorConfig, ServerLimits, StaticResponder, XAIEmulator
+from doubles.emulators._limits import RateLimiter
 from evalcore.errors import VendorError
 from evalcore.prompts import render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from evalcore.config.models import VendorConfig
-from evalcore.emulators import (
+from doubles.emulators import (
     AnthropicEmulator,
     EmulatedRequest,
     EmulatorConfig,

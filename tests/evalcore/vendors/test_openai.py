@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from evalcore.config.load import load_config
-from evalcore.emulators import OpenAIEmulator
+from doubles.emulators import OpenAIEmulator
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.adapters.openai import cache_retention
 from evalcore.vendors.registry import create_vendor

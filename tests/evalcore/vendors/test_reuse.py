@@ -8,8 +8,8 @@ import pytest
 from pydantic import BaseModel
 
 from evalcore.config.load import load_config
-from evalcore.emulators import OfflineResponder, OpenAIEmulator
-from evalcore.emulators.serve import point_at_emulators
+from doubles.emulators import OfflineResponder, OpenAIEmulator
+from doubles.emulators.serve import point_at_emulators
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.prompts import new_boundary, render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer
@@ -54,7 +54,7 @@ async def test_a_call_stored_by_another_run_is_answered_without_any_request() ->
 
 
 async def test_when_the_shared_call_fails_each_waiter_sends_its_own_request() -> None:
-    from evalcore.emulators import AuthError, EmulatorConfig
+    from doubles.emulators import AuthError, EmulatorConfig
     from evalcore.errors import VendorError
 
     async with OpenAIEmulator(EmulatorConfig(script=[AuthError()]), responder=OfflineResponder()) as emu:

@@ -10,7 +10,7 @@ import pytest
 from pydantic import SecretStr
 
 from evalcore.config.models import VendorConfig
-from evalcore.emulators import EmulatorConfig, OpenAIEmulator, StaticResponder, Truncated
+from doubles.emulators import EmulatorConfig, OpenAIEmulator, StaticResponder, Truncated
 from evalcore.grading.calls import GradingContext, call_rows
 from evalcore.schema import RubricAnswer
 from evalcore.storage.store import stored_calls, write_json, write_shard

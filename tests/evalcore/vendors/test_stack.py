@@ -9,7 +9,7 @@ import pytest
 
 from evalcore.config.models import BatchConfig, VendorConfig
 from evalcore.vendors.adapters.common import AdapterBase
-from evalcore.vendors.cost_cap import CostLedger, LocalLedger
+from evalcore.cost.cost_cap import CostLedger, LocalLedger
 from evalcore.vendors.stack import BatchMode, build_stacks
 
 KEY_ENV = "TRIBUNAL_TEST_STACK_KEY"

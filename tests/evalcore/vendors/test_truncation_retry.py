@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from evalcore.config.models import VendorConfig
-from evalcore.emulators import (
+from doubles.emulators import (
     AnthropicEmulator,
     EmulatorConfig,
     OpenAIEmulator,

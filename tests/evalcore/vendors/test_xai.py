@@ -8,7 +8,7 @@ import pytest
 import xai_sdk
 from xai_sdk.telemetry import should_disable_sensitive_attributes
 
-from evalcore.emulators import XAIEmulator
+from doubles.emulators import XAIEmulator
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.adapters.xai import NO_PROMPTS_IN_TELEMETRY, XAIVendor, response_format, split_endpoint
 from evalcore.vendors.registry import create_vendor

@@ -30,7 +30,7 @@ from typer.testing import CliRunner
 from evalcore.config.load import load_config
 from evalcore.config.models import VendorMode
 from evalcore.emulation import KEY_ENV, EmulationOptions
-from evalcore.emulators.serve import emulator_config_from
+from doubles.emulators.serve import emulator_config_from
 from evalcore.storage.store import RunRecord
 from jobs.cli.app import app
 from jobs.cli.common import emulation_options

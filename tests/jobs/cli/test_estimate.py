@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
-from evalcore.grading.estimate import estimate
+from evalcore.cost.estimate import estimate
 from evalcore.submissions.loader import load_submissions
 from jobs.cli.app import app
 from tests.jobs.conftest import SAMPLE

@@ -16,8 +16,8 @@ import yaml
 from pydantic import SecretStr
 from typer.testing import CliRunner
 
-from evalcore.emulators import EmulatorConfig, OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import EmulatorConfig, OfflineResponder
+from doubles.emulators._set import start_in_thread
 from jobs.cli.app import EXIT_BAD_INPUT, EXIT_INCOMPLETE, EXIT_LEFT_OUT, app
 from tests.jobs.conftest import SAMPLE, SMALL_TASKS, emulated_config
 

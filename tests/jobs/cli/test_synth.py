@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evalcore.synth.ground_truth import load_ground_truth
+from doubles.synth.ground_truth import load_ground_truth
 from jobs.cli.app import app
 
 SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample"

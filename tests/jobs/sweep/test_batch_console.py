@@ -20,8 +20,8 @@ import pytest
 from rich.console import Console
 
 from evalcore.config.models import TribunalConfig
-from evalcore.emulators import BatchSettings, EmulatorConfig, OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import BatchSettings, EmulatorConfig, OfflineResponder
+from doubles.emulators._set import start_in_thread
 from evalcore.vendors.batch.journal import BatchRecord
 from jobs.display.sweep_summary import print_summary
 from jobs.sweep.driver import run_sweep

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.emulators import BatchSettings, EmulatorConfig, OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import BatchSettings, EmulatorConfig, OfflineResponder
+from doubles.emulators._set import start_in_thread
 from evalcore.storage.store import read_table
 from evalcore.vendors.batch.journal import load_all
 from tests.jobs.conftest import SMALL_SUBMISSIONS

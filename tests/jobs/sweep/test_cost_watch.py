@@ -10,7 +10,7 @@ import ray
 
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
-from evalcore.grading import estimate as estimate_module
+from evalcore.cost import estimate as estimate_module
 from evalcore.submissions.loader import load_submissions
 from jobs.sweep import cost_watch as cost
 from jobs.sweep.shard_work import put_config

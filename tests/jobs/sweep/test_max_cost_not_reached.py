@@ -16,8 +16,8 @@ import pytest
 import ray
 from rich.console import Console
 
-from evalcore.emulators import OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import OfflineResponder
+from doubles.emulators._set import start_in_thread
 from evalcore.storage import fs
 from evalcore.storage.run_folder import SUCCESS
 from jobs.sweep import driver as sweep_module

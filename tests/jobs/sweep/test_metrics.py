@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from evalcore.config.models import VendorMode
-from evalcore.emulators import EmulatedRequest, EmulatorConfig, OfflineResponder, RateLimited, start_in_thread
-from evalcore.emulators.responders import Answer
+from doubles.emulators import EmulatedRequest, EmulatorConfig, OfflineResponder, RateLimited, start_in_thread
+from doubles.emulators.responders import Answer
 from jobs.sweep.metrics import (
     ATTEMPTS,
     BUDGET_USE,

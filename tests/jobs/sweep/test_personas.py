@@ -162,7 +162,7 @@ def test_demo_personas_are_three_distinct_judges_and_recognise_each_familys_subm
 
 
 def test_personas_are_refused_outside_emulated_mode() -> None:
-    from evalcore.emulators.responders import PersonaSet
+    from doubles.emulators.responders import PersonaSet
     from evalcore.errors import ConfigError
 
     with pytest.raises(ConfigError, match="emulated"), vendor_mode(load_config(vendors="offline"), "offline",

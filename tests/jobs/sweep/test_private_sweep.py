@@ -23,8 +23,8 @@ import docx
 import pytest
 
 from evalcore.config.models import TribunalConfig
-from evalcore.emulators import OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import OfflineResponder
+from doubles.emulators._set import start_in_thread
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions
 from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config

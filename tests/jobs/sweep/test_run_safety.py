@@ -33,8 +33,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evalcore.emulators import OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import OfflineResponder
+from doubles.emulators._set import start_in_thread
 from evalcore.storage import fs
 from evalcore.storage.store import ResumeIndex, read_table
 from jobs.cli.app import EXIT_BAD_INPUT, EXIT_INCOMPLETE, app

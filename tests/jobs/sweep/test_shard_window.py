@@ -29,9 +29,9 @@ def test_a_vendor_actors_statistics_carry_its_in_flight_cap_from_its_budget_and_
     import ray
 
     from evalcore.config.models import RateLimits, VendorConfig
-    from evalcore.emulators._set import start_in_thread
-    from evalcore.emulators.responders import StaticResponder
-    from evalcore.emulators.serve import KEY_ENV
+    from doubles.emulators._set import start_in_thread
+    from doubles.emulators.responders import StaticResponder
+    from doubles.emulators.serve import KEY_ENV
     from evalcore.schema import RubricAnswer
     from evalcore.vendors.protocol import JudgeRequest
     from jobs.sweep.vendor_pool import PooledVendor, start_pool, stats_refs

@@ -27,8 +27,8 @@ import yaml
 from typer.testing import CliRunner
 
 from evalcore.benchmark.loader import load_benchmark
-from evalcore.emulators import OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import OfflineResponder
+from doubles.emulators._set import start_in_thread
 from evalcore.storage import fs
 from evalcore.storage.store import RunRecord, read_json, read_table
 from jobs.cli.app import app
@@ -469,7 +469,7 @@ def test_a_second_ctrl_c_cancels_the_shards_in_flight_and_the_next_run_grades_th
 def test_preflight_failure_aborts_before_grading_naming_vendor_model_and_cause_never_the_key(
     ray_local, s3_server, small_sample, tmp_path
 ) -> None:
-    from evalcore.emulators import EmulatorConfig as Cfg
+    from doubles.emulators import EmulatorConfig as Cfg
     from evalcore.errors import PreflightError
 
     sentinel = WRONG_KEY

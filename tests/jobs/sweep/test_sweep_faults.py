@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from evalcore.config.models import RateLimits, RetryPolicy, TribunalConfig
-from evalcore.emulators import EmulatorConfig, OfflineResponder
-from evalcore.emulators._config import FaultRates
-from evalcore.emulators._engine import Engine
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import EmulatorConfig, OfflineResponder
+from doubles.emulators._config import FaultRates
+from doubles.emulators._engine import Engine
+from doubles.emulators._set import start_in_thread
 from jobs.per_run.reduce import reduce_run
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions, SweepSummary
@@ -60,7 +60,7 @@ there, more than it serves inside the timeout."""
 
 @pytest.fixture(scope="module")
 def manifest(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from evalcore.synth.scale import synthesize
+    from doubles.synth.scale import synthesize
 
     out = tmp_path_factory.mktemp("synth")
     synthesize(SAMPLE, None, N_SUBMISSIONS, out, seed=7)

@@ -13,8 +13,8 @@ import pytest
 
 from evalcore.benchmark import cache as doc_cache
 from evalcore.benchmark import ocr
-from evalcore.emulators import OfflineResponder
-from evalcore.emulators._set import start_in_thread
+from doubles.emulators import OfflineResponder
+from doubles.emulators._set import start_in_thread
 from evalcore.storage import fs
 from evalcore.storage.store import read_table
 from examples.sample_gen.scans import DEPOSITION_PAGES, scanned_pdf

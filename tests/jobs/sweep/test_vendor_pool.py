@@ -90,10 +90,10 @@ def test_a_429_to_one_actor_pauses_every_actor_of_the_entry(ray_local, tmp_path)
     import ray
 
     from evalcore.config.models import RateLimits, VendorConfig
-    from evalcore.emulators import RateLimited
-    from evalcore.emulators._set import start_in_thread
-    from evalcore.emulators.responders import StaticResponder
-    from evalcore.emulators.serve import KEY_ENV
+    from doubles.emulators import RateLimited
+    from doubles.emulators._set import start_in_thread
+    from doubles.emulators.responders import StaticResponder
+    from doubles.emulators.serve import KEY_ENV
     from evalcore.schema import RubricAnswer
     from evalcore.vendors.protocol import JudgeRequest
     from evalcore.vendors.sharding import shard_of

@@ -30,9 +30,9 @@ SCRIPT = textwrap.dedent(
     import asyncio, json, sys
     import ray
     from evalcore.config.models import RateLimits, VendorConfig
-    from evalcore.emulators import EmulatorConfig, ServerLimits
-    from evalcore.emulators._set import start_in_thread
-    from evalcore.emulators.responders import StaticResponder
+    from doubles.emulators import EmulatorConfig, ServerLimits
+    from doubles.emulators._set import start_in_thread
+    from doubles.emulators.responders import StaticResponder
     from evalcore.schema import RubricAnswer
     from evalcore.vendors.protocol import JudgeRequest
     from evalcore.vendors.sharding import shard_of

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from evalcore.config.models import BatchConfig, BatchLimits, Price, VendorConfig
-from evalcore.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
-from evalcore.emulators._batches import BatchStore
+from doubles.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
+from doubles.emulators._batches import BatchStore
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors.batch.journal import BatchJournal, load_all
 from evalcore.vendors.batch.queue import BatchingVendor, BatchPending, input_tokens, plan_batches

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from evalcore.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
+from doubles.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
 from evalcore.errors import VendorError
 from evalcore.vendors.batch.journal import DAMAGED_MARK, BatchJournal, BatchRecord, load_all, run_history
 from evalcore.vendors.batch.queue import BatchPending, is_own_label, vendor_label
