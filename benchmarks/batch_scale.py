@@ -67,12 +67,12 @@ SAMPLE = ROOT / "examples" / "sample"
 FULL_SIZE = 20_000
 
 from benchmarks.scale_10k import accepted_ids  # noqa: E402
-from evalcore.config.models import BatchLimits  # noqa: E402
-from evalcore.emulation import KEY_ENV, EmulationOptions  # noqa: E402
 from doubles.emulators import BatchSettings, EmulatorConfig, ScriptedResponder  # noqa: E402
 from doubles.emulators._set import EmulatorThread, start_in_thread  # noqa: E402
 from doubles.emulators.responders import EmulatedRequest, OfflineResponder, Responder  # noqa: E402
 from doubles.emulators.serve import budget_limits, emulated_config, emulator_config_from  # noqa: E402
+from evalcore.config.models import BatchLimits  # noqa: E402
+from evalcore.emulation import KEY_ENV, EmulationOptions  # noqa: E402
 from evalcore.vendors.batch.journal import load_all  # noqa: E402
 
 ZERO_ANSWERS: dict[str, dict[str, Any]] = {

@@ -34,17 +34,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalcore.benchmark.loader import load_benchmark  # noqa: E402
-from evalcore.config.load import load_config  # noqa: E402
-from evalcore.config.models import TribunalConfig  # noqa: E402
 from doubles.emulators import EmulatorConfig, LognormalLatency, ServerLimits  # noqa: E402
 from doubles.emulators._set import start_in_thread  # noqa: E402
 from doubles.emulators.ground_truth import ground_truth_responder, owners  # noqa: E402
 from doubles.emulators.serve import point_at_emulators  # noqa: E402
+from doubles.synth.lab import generate_lab  # noqa: E402
+from evalcore.benchmark.loader import load_benchmark  # noqa: E402
+from evalcore.config.load import load_config  # noqa: E402
+from evalcore.config.models import TribunalConfig  # noqa: E402
 from evalcore.cost.estimate import OutputModel, estimate  # noqa: E402
 from evalcore.storage.store import read_table  # noqa: E402
 from evalcore.submissions.loader import load_submissions  # noqa: E402
-from doubles.synth.lab import generate_lab  # noqa: E402
 from jobs.sweep.driver import run_sweep  # noqa: E402
 from jobs.sweep.options import SweepOptions  # noqa: E402
 from jobs.sweep.prepare import server_limits, with_batch  # noqa: E402

@@ -40,13 +40,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from doubles.synth.lab import generate_lab  # noqa: E402
 from evalcore.benchmark.instructions_only import audit_sources  # noqa: E402
 from evalcore.benchmark.loader import load_benchmark  # noqa: E402
 from evalcore.grounding import index as index_module  # noqa: E402
 from evalcore.grounding import sources as sources_module  # noqa: E402
 from evalcore.grounding.text import keywords  # noqa: E402
 from evalcore.schema import Task  # noqa: E402
-from doubles.synth.lab import generate_lab  # noqa: E402
 
 
 def build(tasks: list[Task]) -> list[bytes]:

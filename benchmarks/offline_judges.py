@@ -43,9 +43,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from doubles import offline_judge as offline  # noqa: E402
 from evalcore import grounding, prompts  # noqa: E402
 from evalcore.benchmark.loader import load_benchmark  # noqa: E402
-from doubles import offline_judge as offline  # noqa: E402
 from evalcore.schema import Submission, Task  # noqa: E402
 from evalcore.submissions.loader import load_submissions  # noqa: E402
 

@@ -56,11 +56,11 @@ if str(ROOT) not in sys.path:
 
 import yaml  # noqa: E402
 
-from evalcore.config.models import RateLimits  # noqa: E402
 from doubles.emulators import EmulatorConfig, FixedLatency, ServerLimits  # noqa: E402
 from doubles.emulators._engine import Outcome, RecordedRequest  # noqa: E402
 from doubles.emulators._set import EmulatorThread, start_in_thread  # noqa: E402
 from doubles.emulators.serve import KEY_ENV, emulated_config  # noqa: E402
+from evalcore.config.models import RateLimits  # noqa: E402
 from evalcore.vendors.budget import VENDOR_BURST_S  # noqa: E402
 
 SAMPLE = ROOT / "examples" / "sample"

@@ -36,8 +36,8 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
         os.environ["TRIBUNAL_CACHE_DIR"] = cache  # cold start: sources converted from scratch
-        from evalcore.benchmark.cache import clear_cache
         from doubles.synth.scale import summary, synthesize
+        from evalcore.benchmark.cache import clear_cache
 
         clear_cache()
         timings = {}

@@ -41,13 +41,13 @@ import ray  # noqa: E402
 from ray import cloudpickle  # noqa: E402
 
 from benchmarks.orchestration_ceiling import zero_config  # noqa: E402
+from doubles.synth.lab import generate_lab  # noqa: E402
 from evalcore.benchmark.loader import load_benchmark  # noqa: E402
 from evalcore.config.load import load_config  # noqa: E402
 from evalcore.errors import VendorError  # noqa: E402
 from evalcore.grading.grade import grade_submission  # noqa: E402
 from evalcore.schema import Submission  # noqa: E402
 from evalcore.submissions.loader import iter_submissions  # noqa: E402
-from doubles.synth.lab import generate_lab  # noqa: E402
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Vendor  # noqa: E402
 from evalcore.vendors.sharding import create_account_vendors  # noqa: E402
 from jobs.sweep.actors import pack_replies, pack_requests, unpack_replies, unpack_requests  # noqa: E402

@@ -30,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from evalcore.config.models import VendorConfig  # noqa: E402
 from doubles.emulators import (  # noqa: E402
     AnthropicEmulator,
     EmulatorConfig,
@@ -40,6 +39,7 @@ from doubles.emulators import (  # noqa: E402
     XAIEmulator,
 )
 from doubles.emulators._limits import RateLimiter  # noqa: E402
+from evalcore.config.models import VendorConfig  # noqa: E402
 from evalcore.errors import VendorError  # noqa: E402
 from evalcore.prompts import render_rubric  # noqa: E402
 from evalcore.schema import Criterion, Deliverable, RubricAnswer  # noqa: E402

@@ -23,10 +23,10 @@ from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass
 
 from evalcore.config.models import BatchConfig, VendorConfig
+from evalcore.cost.cost_cap import Ledger
 from evalcore.vendors.adapters.common import AdapterBase
 from evalcore.vendors.batch.journal import BatchJournal
 from evalcore.vendors.batch.queue import BatchingVendor
-from evalcore.cost.cost_cap import Ledger
 from evalcore.vendors.protocol import Vendor
 from evalcore.vendors.registry import create_batch_api, has_batch_api
 from evalcore.vendors.reuse import ReusingVendor

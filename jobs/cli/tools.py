@@ -78,8 +78,8 @@ def emulate(
     import asyncio
     from pathlib import Path
 
-    from evalcore.config.load import load_config
     from doubles.emulators.serve import emulator_config_from, serve_forever
+    from evalcore.config.load import load_config
     from jobs.sweep.prepare import accepted_models, emulated_responder, load_personas
 
     console = Console(stderr=True)

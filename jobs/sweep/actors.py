@@ -32,11 +32,11 @@ from typing import Any
 import ray
 
 from evalcore.config.models import BatchConfig, VendorConfig
+from evalcore.cost.cost_cap import CapState, CostLedger
 from evalcore.errors import ConfigError, VendorError
 from evalcore.storage.store import stored_calls
 from evalcore.vendors.batch.queue import BatchingVendor
 from evalcore.vendors.budget import RateBudget
-from evalcore.cost.cost_cap import CapState, CostLedger
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor
 from evalcore.vendors.registry import import_adapter
 from evalcore.vendors.reuse import ReusingVendor

@@ -14,9 +14,9 @@ from typing import Any
 import ray
 
 from evalcore.config.models import TribunalConfig
+from evalcore.cost.cost_cap import CapState
 from evalcore.cost.estimate import Estimate, combine, estimate_part, finish
 from evalcore.schema import Submission, Task
-from evalcore.cost.cost_cap import CapState
 from jobs.sweep.actors import CostCapActor, cap_state
 from jobs.sweep.shard_work import ShardInputs
 

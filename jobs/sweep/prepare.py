@@ -58,8 +58,8 @@ def load_personas(
     self-family bias recognises its own family's work; a sweep does it during intake's one read
     (`prepare_run`). Without either, `self_bias` has nothing to recognise.
     """
-    from evalcore.benchmark.loader import load_benchmark
     from doubles.emulators.responders import DEMO_PERSONAS, PersonaSet
+    from evalcore.benchmark.loader import load_benchmark
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
 

@@ -23,14 +23,14 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from evalcore.benchmark.documents import convert  # noqa: E402
-from evalcore.config.load import load_config  # noqa: E402
 from doubles.synth.ground_truth import (  # noqa: E402
     expected_leaderboard,
     expected_scores,
     load_ground_truth,
     span_problems,
 )
+from evalcore.benchmark.documents import convert  # noqa: E402
+from evalcore.config.load import load_config  # noqa: E402
 from examples.generate_sample import make_scanned_pdf  # noqa: E402
 from examples.sample_gen import real_estate  # noqa: E402
 from examples.sample_gen.build import SampleError, all_tasks, build_sample, build_task  # noqa: E402

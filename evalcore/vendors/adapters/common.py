@@ -29,10 +29,10 @@ from typing import Any, ClassVar, Generic, NamedTuple, TypeVar, cast
 import pydantic
 
 from evalcore.config.models import VendorConfig
+from evalcore.cost.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.errors import CappedAttempt, ErrorKind, VendorError
 from evalcore.vendors.adapters._headers import RateInfo
 from evalcore.vendors.budget import RateBudget, Reservation
-from evalcore.cost.cost_cap import Ledger, refusal, worst_case_usd
 from evalcore.vendors.in_flight import PRIOR_LATENCY_S, InFlightLimiter
 from evalcore.vendors.output_cap import retry_cap
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from doubles.emulators.serve import emulated_config
 from evalcore.config.load import load_config
 from evalcore.config.models import RateLimits, TribunalConfig, VendorConfig
-from doubles.emulators.serve import emulated_config
 from evalcore.vendors.budget import RateBudget
 
 ENDPOINTS = {"openai": "http://127.0.0.1:1", "anthropic": "http://127.0.0.1:2", "xai": "127.0.0.1:3"}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from evalcore.config.load import load_config
 from doubles.emulators import EmulatedRequest, OpenAIEmulator, ScriptedResponder
 from doubles.emulators.serve import point_at_emulators
+from evalcore.config.load import load_config
 from evalcore.grading.audit import check_decisions, detect_prompt, grounding_candidates, run_audit
 from evalcore.grading.calls import GradingContext
 from evalcore.grading.scoring import AuditFailed

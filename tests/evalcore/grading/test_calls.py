@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.grading.calls import GradingContext, call_row
 from evalcore.schema import CallRow

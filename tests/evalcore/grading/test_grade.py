@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from evalcore.config.load import load_config
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import EmulatorSet
 from doubles.emulators.serve import point_at_emulators
+from evalcore.config.load import load_config
 from evalcore.grading.grade import grade_submission
 from evalcore.prompts import parse_prompt
 from evalcore.schema import Criterion, Deliverable, SourceDocument, Submission, Task

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.benchmark.instructions_only import SOURCE_NAME
-from evalcore.benchmark.loader import load_task
-from evalcore.config.load import load_config
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import EmulatorSet
 from doubles.emulators.serve import point_at_emulators
+from evalcore.benchmark.instructions_only import SOURCE_NAME
+from evalcore.benchmark.loader import load_task
+from evalcore.config.load import load_config
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.prompts import parse_prompt
 from evalcore.schema import Deliverable, Submission, Task

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from evalcore.benchmark.loader import load_benchmark
-from evalcore.config.load import load_config
 from doubles.emulators._set import EmulatorSet
 from doubles.emulators.ground_truth import ground_truth_responder
 from doubles.emulators.serve import point_at_emulators
+from doubles.synth.ground_truth import GroundTruth, expected_leaderboard, expected_scores, load_ground_truth
+from evalcore.benchmark.loader import load_benchmark
+from evalcore.config.load import load_config
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.results.reduce import reduce_tables
 from evalcore.storage.store import TABLE_MODELS, RunRecord, read_table, write_shard
 from evalcore.submissions.loader import load_submissions
-from doubles.synth.ground_truth import GroundTruth, expected_leaderboard, expected_scores, load_ground_truth
 from evalcore.vendors.registry import create_vendor
 from tests.runfolder import test_record
 

@@ -20,16 +20,16 @@ from typing import Any
 
 import pytest
 
+from doubles.synth.lab import generate_lab
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
 from evalcore.config.models import TribunalConfig
-from evalcore.errors import VendorError
 from evalcore.cost.estimate import estimate
+from evalcore.errors import VendorError
 from evalcore.grading.grade import grade_submission
 from evalcore.grading.plan import GradingPlan, plan_submission
 from evalcore.schema import Criterion, Deliverable, Submission, Task
 from evalcore.submissions.loader import load_submissions
-from doubles.synth.lab import generate_lab
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Vendor
 from evalcore.vendors.registry import create_vendor
 

@@ -12,19 +12,19 @@ from typing import Any
 
 import pytest
 
-from evalcore.benchmark.loader import load_benchmark
-from evalcore.config.load import load_config
 from doubles.emulators import EmulatorConfig, FixedLatency
 from doubles.emulators._set import EmulatorSet
 from doubles.emulators.ground_truth import ground_truth_responder
 from doubles.emulators.serve import point_at_emulators
-from evalcore.grading.calls import truncation_rates
+from doubles.synth.ground_truth import load_ground_truth
+from doubles.synth.lab import generate_lab
+from evalcore.benchmark.loader import load_benchmark
+from evalcore.config.load import load_config
 from evalcore.cost.estimate import OutputModel, estimate
+from evalcore.grading.calls import truncation_rates
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.storage.store import read_table, write_json, write_shard
 from evalcore.submissions.loader import load_submissions
-from doubles.synth.ground_truth import load_ground_truth
-from doubles.synth.lab import generate_lab
 from evalcore.vendors.registry import create_vendor
 
 REASONING = {"medium": {"median": 3000, "sigma": 0.3}}

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from doubles.synth.ground_truth import load_ground_truth
 from evalcore.errors import InputError
 from evalcore.results.labels import load_labels, spans_match
-from doubles.synth.ground_truth import load_ground_truth
 
 SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample" / "ground_truth.json"
 

@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import (
     AuthError,
     BrokenBody,
@@ -27,6 +26,7 @@ from doubles.emulators import (
     Truncated,
     start_in_thread,
 )
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.protocol import JudgeRequest

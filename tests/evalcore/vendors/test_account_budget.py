@@ -23,9 +23,9 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import EmulatorConfig, OpenAIEmulator, ServerLimits, StaticResponder
 from doubles.emulators._limits import RateLimiter
+from evalcore.config.models import VendorConfig
 from evalcore.errors import VendorError
 from evalcore.prompts import render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer

@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import EmulatorConfig, ServerLimits, StaticResponder, XAIEmulator
 from doubles.emulators._limits import RateLimiter
+from evalcore.config.models import VendorConfig
 from evalcore.errors import VendorError
 from evalcore.prompts import render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer

@@ -22,7 +22,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import SecretStr
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import (
     AnthropicEmulator,
     EmulatedRequest,
@@ -31,6 +30,7 @@ from doubles.emulators import (
     ScriptedResponder,
     XAIEmulator,
 )
+from evalcore.config.models import VendorConfig
 from evalcore.errors import VendorError
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.adapters.common import CALLS_PER_CLIENT, Attempt, M, clients_for

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from evalcore.config.load import load_config
 from doubles.emulators import OpenAIEmulator
+from evalcore.config.load import load_config
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.adapters.openai import cache_retention
 from evalcore.vendors.registry import create_vendor

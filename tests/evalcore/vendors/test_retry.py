@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalcore.config.models import RetryPolicy
 from doubles.emulators._limits import openai_duration
+from evalcore.config.models import RetryPolicy
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors.adapters._headers import RateInfo, parse_duration, parse_rate_info, parse_retry_after
 from evalcore.vendors.retry import Failure, RetryState, backoff_s, next_delay

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from pydantic import BaseModel
 
-from evalcore.config.load import load_config
 from doubles.emulators import OfflineResponder, OpenAIEmulator
 from doubles.emulators.serve import point_at_emulators
+from evalcore.config.load import load_config
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.prompts import new_boundary, render_rubric
 from evalcore.schema import Criterion, Deliverable, RubricAnswer

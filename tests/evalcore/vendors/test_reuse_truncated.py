@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import EmulatorConfig, OpenAIEmulator, StaticResponder, Truncated
+from evalcore.config.models import VendorConfig
 from evalcore.grading.calls import GradingContext, call_rows
 from evalcore.schema import RubricAnswer
 from evalcore.storage.store import stored_calls, write_json, write_shard

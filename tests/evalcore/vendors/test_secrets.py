@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import (
     AnthropicEmulator,
     AuthError,
@@ -32,6 +31,7 @@ from doubles.emulators import (
     Truncated,
     XAIEmulator,
 )
+from evalcore.config.models import VendorConfig
 from evalcore.errors import VendorError
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.protocol import JudgeRequest

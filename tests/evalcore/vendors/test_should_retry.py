@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import (
     AnthropicEmulator,
     EmulatorConfig,
@@ -20,6 +19,7 @@ from doubles.emulators import (
     ServerError,
     StaticResponder,
 )
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.schema import RubricAnswer
 from evalcore.vendors.registry import create_vendor

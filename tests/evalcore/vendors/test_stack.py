@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalcore.config.models import BatchConfig, VendorConfig
-from evalcore.vendors.adapters.common import AdapterBase
 from evalcore.cost.cost_cap import CostLedger, LocalLedger
+from evalcore.vendors.adapters.common import AdapterBase
 from evalcore.vendors.stack import BatchMode, build_stacks
 
 KEY_ENV = "TRIBUNAL_TEST_STACK_KEY"

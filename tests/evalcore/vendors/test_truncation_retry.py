@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from evalcore.config.models import VendorConfig
 from doubles.emulators import (
     AnthropicEmulator,
     EmulatorConfig,
@@ -20,6 +19,7 @@ from doubles.emulators import (
     Truncated,
     XAIEmulator,
 )
+from evalcore.config.models import VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.grading.calls import GradingContext, call_rows
 from evalcore.schema import RubricAnswer

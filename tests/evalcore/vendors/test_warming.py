@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from evalcore.benchmark.loader import load_benchmark
-from evalcore.config.load import load_config
 from doubles.emulators import EmulatedRequest, EmulatorConfig, FixedLatency, ScriptedResponder
 from doubles.emulators._set import EmulatorSet
 from doubles.emulators.serve import point_at_emulators
+from doubles.synth.lab import generate_lab
+from evalcore.benchmark.loader import load_benchmark
+from evalcore.config.load import load_config
 from evalcore.grading.grade import GradeResult, grade_submission
 from evalcore.submissions.loader import load_submissions
-from doubles.synth.lab import generate_lab
 from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_vendor
 from evalcore.vendors.warming import prefix_groups

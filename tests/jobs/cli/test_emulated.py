@@ -27,10 +27,10 @@ import yaml
 from typer.main import get_command
 from typer.testing import CliRunner
 
+from doubles.emulators.serve import emulator_config_from
 from evalcore.config.load import load_config
 from evalcore.config.models import VendorMode
 from evalcore.emulation import KEY_ENV, EmulationOptions
-from doubles.emulators.serve import emulator_config_from
 from evalcore.storage.store import RunRecord
 from jobs.cli.app import app
 from jobs.cli.common import emulation_options

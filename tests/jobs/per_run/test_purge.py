@@ -22,9 +22,9 @@ import pytest
 import xai_sdk
 from typer.testing import CliRunner
 
-from evalcore.config.models import TribunalConfig
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import EmulatorThread, start_in_thread
+from evalcore.config.models import TribunalConfig
 from evalcore.errors import ConfigError
 from evalcore.vendors.adapters.xai import split_endpoint
 from evalcore.vendors.batch.journal import load_all, load_purges

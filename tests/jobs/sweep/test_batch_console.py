@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from evalcore.config.models import TribunalConfig
 from doubles.emulators import BatchSettings, EmulatorConfig, OfflineResponder
 from doubles.emulators._set import start_in_thread
+from evalcore.config.models import TribunalConfig
 from evalcore.vendors.batch.journal import BatchRecord
 from jobs.display.sweep_summary import print_summary
 from jobs.sweep.driver import run_sweep

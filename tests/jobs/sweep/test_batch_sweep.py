@@ -25,15 +25,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evalcore.benchmark.loader import load_benchmark
-from evalcore.config.models import TribunalConfig
 from doubles.emulators import BatchSettings, EmulatorConfig, OfflineResponder
 from doubles.emulators._set import EmulatorThread, start_in_thread
 from doubles.emulators.ground_truth import ground_truth_responder
+from doubles.synth.ground_truth import load_ground_truth
+from evalcore.benchmark.loader import load_benchmark
+from evalcore.config.models import TribunalConfig
 from evalcore.storage import fs
 from evalcore.storage.store import read_table
 from evalcore.submissions.loader import load_submissions
-from doubles.synth.ground_truth import load_ground_truth
 from evalcore.vendors.batch.journal import load_all
 from jobs.cli.app import app
 from jobs.per_run.reduce import reduce_run

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.config.models import VendorMode
 from doubles.emulators import EmulatedRequest, EmulatorConfig, OfflineResponder, RateLimited, start_in_thread
 from doubles.emulators.responders import Answer
+from evalcore.config.models import VendorMode
 from jobs.sweep.metrics import (
     ATTEMPTS,
     BUDGET_USE,

@@ -22,9 +22,9 @@ from pathlib import Path
 import docx
 import pytest
 
-from evalcore.config.models import TribunalConfig
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import start_in_thread
+from evalcore.config.models import TribunalConfig
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions
 from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config

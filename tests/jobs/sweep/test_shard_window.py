@@ -28,10 +28,10 @@ def test_the_progress_says_cap_bound_with_the_count_and_the_cap_only_while_the_c
 def test_a_vendor_actors_statistics_carry_its_in_flight_cap_from_its_budget_and_latency(ray_local, tmp_path) -> None:
     import ray
 
-    from evalcore.config.models import RateLimits, VendorConfig
     from doubles.emulators._set import start_in_thread
     from doubles.emulators.responders import StaticResponder
     from doubles.emulators.serve import KEY_ENV
+    from evalcore.config.models import RateLimits, VendorConfig
     from evalcore.schema import RubricAnswer
     from evalcore.vendors.protocol import JudgeRequest
     from jobs.sweep.vendor_pool import PooledVendor, start_pool, stats_refs

@@ -26,9 +26,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from evalcore.benchmark.loader import load_benchmark
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import start_in_thread
+from evalcore.benchmark.loader import load_benchmark
 from evalcore.storage import fs
 from evalcore.storage.store import RunRecord, read_json, read_table
 from jobs.cli.app import app

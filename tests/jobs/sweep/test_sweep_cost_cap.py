@@ -14,9 +14,9 @@ from typing import Any
 import pyarrow.compute as pc
 import pytest
 
-from evalcore.config.models import TribunalConfig
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import start_in_thread
+from evalcore.config.models import TribunalConfig
 from evalcore.storage import fs
 from evalcore.storage.run_folder import SUCCESS
 from evalcore.storage.store import read_table

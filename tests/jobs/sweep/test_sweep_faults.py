@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.config.models import RateLimits, RetryPolicy, TribunalConfig
 from doubles.emulators import EmulatorConfig, OfflineResponder
 from doubles.emulators._config import FaultRates
 from doubles.emulators._engine import Engine
 from doubles.emulators._set import start_in_thread
+from evalcore.config.models import RateLimits, RetryPolicy, TribunalConfig
 from jobs.per_run.reduce import reduce_run
 from jobs.sweep.driver import run_sweep
 from jobs.sweep.options import SweepOptions, SweepSummary

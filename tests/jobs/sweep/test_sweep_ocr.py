@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.benchmark import cache as doc_cache
-from evalcore.benchmark import ocr
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import start_in_thread
+from evalcore.benchmark import cache as doc_cache
+from evalcore.benchmark import ocr
 from evalcore.storage import fs
 from evalcore.storage.store import read_table
 from examples.sample_gen.scans import DEPOSITION_PAGES, scanned_pdf

@@ -89,11 +89,11 @@ def test_a_429_to_one_actor_pauses_every_actor_of_the_entry(ray_local, tmp_path)
     """A 429 says the account is exhausted: the entry's other actors empty and pause as the one that got it."""
     import ray
 
-    from evalcore.config.models import RateLimits, VendorConfig
     from doubles.emulators import RateLimited
     from doubles.emulators._set import start_in_thread
     from doubles.emulators.responders import StaticResponder
     from doubles.emulators.serve import KEY_ENV
+    from evalcore.config.models import RateLimits, VendorConfig
     from evalcore.schema import RubricAnswer
     from evalcore.vendors.protocol import JudgeRequest
     from evalcore.vendors.sharding import shard_of

@@ -17,9 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from evalcore.config.models import BatchConfig, BatchLimits, Price, VendorConfig
 from doubles.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
 from doubles.emulators._batches import BatchStore
+from evalcore.config.models import BatchConfig, BatchLimits, Price, VendorConfig
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors.batch.journal import BatchJournal, load_all
 from evalcore.vendors.batch.queue import BatchingVendor, BatchPending, input_tokens, plan_batches

@@ -16,14 +16,14 @@ import xai_sdk
 from pydantic import BaseModel
 from xai_sdk.telemetry import should_disable_sensitive_attributes
 
-from evalcore.config.models import BatchConfig, Price, RetryPolicy, VendorConfig
 from doubles.emulators import BatchSettings, EmulatorConfig, EmulatorSet, StaticResponder
+from evalcore.config.models import BatchConfig, Price, RetryPolicy, VendorConfig
+from evalcore.cost.cost_cap import CostLedger, LocalLedger, worst_case_usd
 from evalcore.errors import ErrorKind, VendorError
 from evalcore.vendors.adapters.xai import NO_PROMPTS_IN_TELEMETRY, split_endpoint
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, load_all
 from evalcore.vendors.batch.queue import BatchingVendor, BatchPending
 from evalcore.vendors.batch.xai import XAIBatch
-from evalcore.cost.cost_cap import CostLedger, LocalLedger, worst_case_usd
 from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_batch_api, create_vendor
 

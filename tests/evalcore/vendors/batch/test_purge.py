@@ -16,8 +16,8 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from evalcore.config.models import BatchConfig, BatchRetention, Price, VendorConfig
 from doubles.emulators import EmulatorSet, StaticResponder
+from evalcore.config.models import BatchConfig, BatchRetention, Price, VendorConfig
 from evalcore.errors import VendorError
 from evalcore.vendors.batch.journal import BatchJournal, load_all, load_purges
 from evalcore.vendors.batch.protocol import BatchAPI
