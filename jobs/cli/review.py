@@ -39,9 +39,10 @@ def review(
 ) -> None:
     """Review a run in the browser: experts uphold or overturn flags and verdicts before publishing.
 
-    Serves a local web page (no CDN, works offline) with a queue: material confirmed flags first
-    (they move scores), then criteria where the judges split, then a seeded sample of other flags
-    and verdicts for calibration. Each item shows the claim in its deliverable, the auditor's
+    Serves a local web page (no CDN, works offline) with a queue of material confirmed flags,
+    criteria where the judges split and a seeded sample of other flags and verdicts for
+    calibration, ordered by impact: the items a decision can change a score or the gate of first,
+    largest change first. Each item shows the claim in its deliverable, the auditor's
     explanation and rationale, the cited evidence on its page, every judge's verdict and
     reasoning, and what each decision would change (task score and the system's headline rate).
     Keyboard-first: u uphold, o overturn, m materiality (flags), p pass, f fail (verdicts,

@@ -44,6 +44,7 @@ from evalcore.storage.run_folder import LEADERBOARD_JSON, LEADERBOARD_PARQUET
 from evalcore.storage.store import read_table
 from jobs.cli.app import app
 from jobs.per_run.reduce import open_table, reduce_run
+from jobs.review.app import ReviewState
 from jobs.review.context import mark, page_text
 from jobs.review.decisions import DecisionLog
 from jobs.review.impact import Scorer
@@ -313,8 +314,7 @@ def _reference_rate(run: str, system: str) -> float:
 def test_a_reviewer_decides_by_keyboard_finds_the_decisions_kept_after_reload_and_reduce_applies_them(run: Path, tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    data = RunData(str(run))
-    items = build_queue(data, seed=int(data.record.config.seed), sample=20)
+    items = ReviewState(str(run)).queue  # as served: ranked by impact (sample 20)
     material = [i for i in items if i.section == "material"]
     split = [i for i in items if i.section == "split"]
     assert len(material) == 3 and split, "the demo personas must give material flags and split criteria"
@@ -460,8 +460,7 @@ def _expected_rates_after(
 def test_the_filters_narrow_the_queue_and_its_progress(run: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    data = RunData(str(run))
-    items = build_queue(data, seed=int(data.record.config.seed), sample=20)
+    items = ReviewState(str(run)).queue  # as served: ranked by impact (sample 20)
     system = items[0].system
     flags_of_system = [i for i in items if i.system == system and i.kind == "flag"]
     category = flags_of_system[0].category
@@ -488,7 +487,7 @@ def test_the_filters_narrow_the_queue_and_its_progress(run: Path) -> None:
 @pytest.mark.timeout(1200)  # the first one sweeps a task of the sample on Ray: minutes on a busy machine
 def test_item_pages_show_what_an_expert_needs_and_load_nothing_from_elsewhere(run: Path) -> None:
     data = RunData(str(run))
-    items = build_queue(data, seed=int(data.record.config.seed), sample=20)
+    items = ReviewState(str(run)).queue  # as served: ranked by impact (sample 20)
     flag = next(i for i in items if i.section == "material")
     split = next(i for i in items if i.section == "split")
     rows = data.grading_rows(flag.grading_id).flags.to_pylist()
@@ -516,8 +515,7 @@ def test_item_pages_show_what_an_expert_needs_and_load_nothing_from_elsewhere(ru
 @pytest.mark.ray
 @pytest.mark.timeout(1200)  # the first one sweeps a task of the sample on Ray: minutes on a busy machine
 def test_a_decision_without_reviewer_or_reason_or_from_another_origin_is_refused(run: Path) -> None:
-    data = RunData(str(run))
-    item = build_queue(data, seed=int(data.record.config.seed), sample=0)[0]
+    item = ReviewState(str(run)).queue[0]  # as served
     ok = {"item": item.n, "key": list(item.key), "decision": "upheld", "reviewer": "Ada", "reason": "checked"}
     with serving(str(run)) as url:
         assert _post(url, {**ok, "reviewer": " "}) == (400, {"error": "a reviewer name is required: type your name "
@@ -580,8 +578,7 @@ def test_two_reviewers_deciding_at_once_on_an_s3_run_lose_no_decision(swept: Pat
 
 
 def _flag_item(run: str) -> tuple[QueueItem, dict[str, Any]]:
-    data = RunData(run)
-    item = next(i for i in build_queue(data, seed=int(data.record.config.seed), sample=0) if i.kind == "flag")
+    item = next(i for i in ReviewState(run).queue if i.kind == "flag")  # as served
     return item, {"item": item.n, "key": list(item.key), "decision": "upheld", "reviewer": "Ada", "reason": "checked"}
 
 
