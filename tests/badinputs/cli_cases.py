@@ -238,6 +238,52 @@ def _run_with_an_unfinished_attempt(root: Path) -> None:
                                                                      "status": "running"}))
 
 
+ADJ_FIELDS = ["kind", "system", "task_id", "criterion_id", "decision", "reviewer", "reason"]
+
+
+def _run_to_adjudicate(root: Path) -> tuple[str, str]:
+    """A built run (no Ray) and a (system, task) with a complete grading in it."""
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    truth = synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2)
+    build_run(str(root / "run"), truth, RunSpec(run_id="run-adj"))
+    return "gpt-strong", sorted(truth["verdicts"]["gpt-strong"])[0]
+
+
+def _decision_row(item: tuple[str, str], **change: object) -> dict[str, object]:
+    system, task = item
+    return {"kind": "criterion", "system": system, "task_id": task, "criterion_id": "C-001", "decision": "pass",
+            "reviewer": "Ada", "reason": "states the price", **change}
+
+
+def _decisions_jsonl(*changes: dict[str, object]) -> Callable[[Path], None]:
+    def breaks(root: Path) -> None:
+        item = _run_to_adjudicate(root)
+        rows = [_decision_row(item, **change) for change in changes]
+        (root / "decisions.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+
+    return breaks
+
+
+def _spreadsheet_csv(root: Path) -> None:
+    item = _run_to_adjudicate(root)
+    rows = [_decision_row(item, criterion_id=c) for c in ("C-001", "C-002")]
+    lines = [";".join(ADJ_FIELDS)] + [";".join(str(r[f]) for f in ADJ_FIELDS) for r in rows]
+    (root / "decisions.csv").write_bytes("\ufeff".encode() + "\r\n".join(lines).encode() + b"\r\n")
+
+
+def _long_reason_csv(root: Path) -> None:
+    row = _decision_row(_run_to_adjudicate(root), reason="r" * 200_000)
+    (root / "decisions.csv").write_text(",".join(ADJ_FIELDS) + "\n" + ",".join(str(row[f]) for f in ADJ_FIELDS) + "\n",
+                                        encoding="utf-8")
+
+
+def _folder_named_csv(root: Path) -> None:
+    _run_to_adjudicate(root)
+    (root / "somedir.csv").mkdir()
+
+
+
 NO_KEYS: dict[str, str | None] = {"OPENAI_API_KEY": None, "ANTHROPIC_API_KEY": None, "XAI_API_KEY": None}
 KEY_MESSAGE = (
     "openai (gpt-6-sol), auditor (gpt-6-sol): no API key: set the environment variable OPENAI_API_KEY; "
@@ -425,4 +471,50 @@ CLI_CASES: list[CliCase] = [
             ("warning: {root}/run: its latest sweep attempt (2) has not finished (the last finished one is attempt 1); "
              "the leaderboard covers only the submissions graded so far", "report written"),
             breaks=_run_with_an_unfinished_attempt),
+    CliCase("adjudicate-spreadsheet-csv", "43", "`adjudicate --file` a CSV as a spreadsheet saves it (BOM, CRLF, `;`)",
+            "read as saved: exit 0, both decisions recorded (was: `kind: Field required`)",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.csv")], 0,
+            ("2 decision(s) recorded in run-adj",), breaks=_spreadsheet_csv),
+    CliCase("adjudicate-csv-reason-too-long", "43", "`adjudicate --file` a CSV whose reason is 200,000 characters",
+            "exit 1: `<file>: row 1: not readable as CSV (a field is longer than 11,000 characters (a reason may have "
+            "10,000))`, nothing recorded (was a csv.Error traceback)",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.csv")], 1,
+            ("error: {root}/decisions.csv: row 1: not readable as CSV (a field is longer than 11,000 characters "
+             "(a reason may have 10,000))",),
+            breaks=_long_reason_csv, leaves_nothing="run/adjudications/*"),
+    CliCase("adjudicate-file-is-a-folder", "43", "`adjudicate --file somedir.csv` where somedir.csv is a folder",
+            "exit 1: `<folder>: a folder, not a decisions file` (was an IsADirectoryError traceback)",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "somedir.csv")], 1,
+            ("error: {root}/somedir.csv: a folder, not a decisions file",), breaks=_folder_named_csv),
+    CliCase("adjudicate-id-is-a-path", "43", "a decision whose `decision_id` is `../../escaped`",
+            "exit 1: `<file>: row 1: decision_id: String should match pattern …`; nothing written in or outside the "
+            "run (was: a file written two folders up)",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
+            ("error: {root}/decisions.jsonl: row 1: decision_id: String should match pattern",),
+            breaks=_decisions_jsonl({"decision_id": "../../escaped"}), leaves_nothing="**/*escaped*"),
+    CliCase("adjudicate-decided-in-the-future", "43", "a decision dated 2099-01-01",
+            "exit 1: `<file>: row 1: decided_at 2099-01-01T00:00:00+00:00 is in the future (more than 5 minutes ahead "
+            "of this clock): it would outrank every later decision`, nothing recorded",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
+            ("error: {root}/decisions.jsonl: row 1: decided_at 2099-01-01T00:00:00+00:00 is in the future (more than "
+             "5 minutes ahead of this clock): it would outrank every later decision",),
+            breaks=_decisions_jsonl({"decided_at": "2099-01-01T00:00:00Z"}), leaves_nothing="run/adjudications/*"),
+    CliCase("adjudicate-another-run", "43", "a decision recorded for another run (`run_id: run-other`)",
+            "exit 1: `<file>: row 1: recorded for run run-other, not run-adj`, nothing recorded (was: applied)",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
+            ("error: {root}/decisions.jsonl: row 1: recorded for run run-other, not run-adj",),
+            breaks=_decisions_jsonl({"run_id": "run-other"}), leaves_nothing="run/adjudications/*"),
+    CliCase("adjudicate-replaced-grading", "43", "a decision made on a grading a later sweep replaced (`grading_id`)",
+            "exit 1: `<file>: row 1: criterion …: made on grading g-replaced, but the current grading of … is …`, "
+            "nothing recorded (was: applied to the new grading)",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
+            ("made on grading g-replaced, but the current grading of",),
+            breaks=_decisions_jsonl({"grading_id": "g-replaced"}), leaves_nothing="run/adjudications/*"),
+    CliCase("adjudicate-bad-row-after-good", "43", "a good row, then a row whose decision_id repeats the first's",
+            "exit 1: `<file>: row 2: decision_id 'd-1' is also row 1's (decision ids must be unique)`; the good row "
+            "not recorded either",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
+            ("error: {root}/decisions.jsonl: row 2: decision_id 'd-1' is also row 1's (decision ids must be unique)",),
+            breaks=_decisions_jsonl({"decision_id": "d-1"}, {"decision_id": "d-1", "criterion_id": "C-002"}),
+            leaves_nothing="run/adjudications/*"),
 ]
