@@ -63,6 +63,7 @@ def estimate(
     from evalcore.cost.estimate import estimate as build_estimate
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
+    from jobs.sweep.governance import governed_command_caches
     from jobs.sweep.prepare import run_config
 
     use_endpoint(endpoint_url)
@@ -73,8 +74,10 @@ def estimate(
         model = OutputModel.from_run(calibrate) if calibrate else OutputModel()
         if audited_share is not None:
             model.audited_share = audited_share
-        # the sweep's own loading path and input limits: the estimate prices what a sweep would grade
-        bench = load_benchmark(benchmark, limits=cfg.input_limits)
+        # the sweep's own loading path and input limits: the estimate prices what a sweep would grade;
+        # converted text where data_governance says (never ~/.cache under the private preset)
+        with governed_command_caches(cfg):
+            bench = load_benchmark(benchmark, limits=cfg.input_limits)
         tasks = bench.task_map()
         if not tasks:
             raise TribunalError(f"{benchmark}: no loadable tasks ({len(bench.problems)} problem(s)); "
@@ -89,7 +92,8 @@ def estimate(
                 else:
                     left_out.append(str(item))
 
-        est = build_estimate(tasks, accepted(), cfg, model, fast=fast)
+        with governed_command_caches(cfg):  # deliverables converted as the benchmark's documents
+            est = build_estimate(tasks, accepted(), cfg, model, fast=fast)
     except TribunalError as exc:
         print_error(exc, console)
         raise typer.Exit(1) from exc

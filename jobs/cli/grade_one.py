@@ -20,6 +20,7 @@ from evalcore.schema import Deliverable, Submission, Task
 from evalcore.submissions.loader import complete_deliverables, deliverable_name, read_deliverable
 from evalcore.vendors.preflight import require_keys
 from evalcore.vendors.stack import build_stacks
+from jobs.sweep.governance import governed_command_caches
 from jobs.sweep.prepare import run_config, vendor_mode
 
 
@@ -48,14 +49,16 @@ def grade_one(
 ) -> GradeResult:
     """Grade one submission with the chosen vendors; returns every row."""
     cfg, _ = run_config(config_path, mode, batch=False)  # one submission in plain asyncio: online
-    task = load_task(task_dir, limits=cfg.input_limits)
+    with governed_command_caches(cfg):  # converted text where data_governance says, never ~/.cache if private
+        task = load_task(task_dir, limits=cfg.input_limits)
     for d in task.documents:  # a damaged but readable source: one line naming it
         for warning in d.warnings:
             Console(stderr=True).print(f"[yellow]warning:[/] {task_dir.rstrip('/')}/documents/{d.name}: {warning}",
                                        highlight=False)
-    submission = Submission(
-        system="cli", task_id=task.id, deliverables=match_deliverables(task, files, cfg.input_limits)
-    )
+    with governed_command_caches(cfg):
+        submission = Submission(
+            system="cli", task_id=task.id, deliverables=match_deliverables(task, files, cfg.input_limits)
+        )
 
     async def run(run_cfg: object) -> GradeResult:
         from evalcore.config.models import TribunalConfig

@@ -85,8 +85,11 @@ def validate(
     except TribunalError as exc:
         Console(stderr=True).print(str(exc), markup=False, highlight=False)
         raise typer.Exit(code=1) from None
-    report = run_validation(benchmark, submissions, endpoint_override=endpoint_url, limits=cfg.input_limits,
-                            low_confidence=cfg.ocr.low_confidence)
+    from jobs.sweep.governance import governed_command_caches
+
+    with governed_command_caches(cfg):  # converted text where data_governance says, never ~/.cache if private
+        report = run_validation(benchmark, submissions, endpoint_override=endpoint_url, limits=cfg.input_limits,
+                                low_confidence=cfg.ocr.low_confidence)
     console = Console()
     if fmt is TableFormat.JSON:
         console.print_json(report.model_dump_json())

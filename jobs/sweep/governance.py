@@ -116,3 +116,26 @@ def governed_caches(caches: LocalCaches) -> Iterator[None]:
         return
     with cache.use_root(caches.documents):
         yield
+
+
+@contextmanager
+def governed_command_caches(config: TribunalConfig) -> Iterator[None]:
+    """The local caches of a command with no output folder (`validate`, `grade`, `estimate`) under
+    the configuration's data governance, for everything inside the block.
+
+    `cache_dir` named: that folder (``docs/``, ``ocr/``), or memory only for ``off``; else, under the
+    private preset, memory only: the preset never writes the benchmark's text to ``~/.cache`` (it
+    did: `validate --config private.yaml` left converted documents there). Otherwise the
+    environment decides as before (``TRIBUNAL_CACHE_DIR``, ``TRIBUNAL_OCR_CACHE``, else ``~/.cache``)."""
+    from evalcore.benchmark import ocr
+
+    gov = config.data_governance
+    if gov.cache_dir is not None:
+        root = None if cache.is_off(gov.cache_dir) else Path(gov.cache_dir).expanduser()
+    elif gov.preset == "private":
+        root = None
+    else:
+        yield
+        return
+    with cache.use_root(root), ocr.use_cache(None if root is None else str(root / "ocr")):
+        yield

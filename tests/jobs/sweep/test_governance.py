@@ -149,3 +149,36 @@ def test_the_private_preset_says_which_entries_it_lets_keep_cached_prompts_a_day
         f"data_governance: {name} (gpt-6-sol) sends prompt_cache_retention 24h, allowed by prompt_cache_24h_allowed: "
         "OpenAI keeps its cached prompt prefixes up to 24 h" for name in ("openai", "auditor")
     ]
+
+
+@pytest.mark.parametrize("command", ["validate", "grade"])
+def test_validate_and_grade_under_the_private_preset_write_no_converted_text_outside_the_named_cache(
+    tmp_path, monkeypatch, command: str
+) -> None:
+    """`tribunal validate --config private.yaml` wrote converted documents to ~/.cache/tribunal: the
+    private preset keeps them in memory, or in the named cache_dir, never in the user's home."""
+    from typer.testing import CliRunner
+
+    from jobs.cli.app import app
+    from tests.jobs.conftest import SAMPLE
+
+    home = tmp_path / "home"
+    for var in ("TRIBUNAL_CACHE_DIR", "TRIBUNAL_OCR_CACHE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    cache.clear_cache()  # nothing served from this process's memory: every document is converted
+    task = SAMPLE / "tasks" / "commercial-contracts" / "msa-renewal"  # a .docx, an .xlsx, an .eml, a PDF
+    memo = next((SAMPLE / "submissions" / "gpt-strong" / "commercial-contracts" / "msa-renewal").iterdir())
+    args = {"validate": ["validate", str(SAMPLE)],
+            "grade": ["grade", str(task), "-d", str(memo), "--vendors", "offline"]}[command]
+    for governance, named in (("{preset: private}", None), (f"{{preset: private, cache_dir: {tmp_path / 'named'}}}",
+                                                              tmp_path / "named")):
+        config = tmp_path / "private.yaml"
+        config.write_text(f"data_governance: {governance}\n")
+        cache.clear_cache()
+        result = CliRunner().invoke(app, [*args, "--config", str(config)])
+        assert result.exit_code in (0, 1), result.output  # validate: the sample's planted problems are exit 1
+        assert not home.exists() or [p for p in home.rglob("*") if p.is_file()] == []
+        if named is not None:
+            assert list((named / "docs").rglob("*.json")), "the named cache holds the converted documents"
