@@ -105,12 +105,17 @@ def test_a_private_sweep_leaves_the_benchmarks_text_only_in_the_run_folder_and_t
     with start_in_thread(responder=OfflineResponder()) as emus:
         data = emulated_config(emus.endpoints).public_dict()
         data["data_governance"] = {"preset": "private", "cache_dir": str(cache)}
+        for entry in (*data["judges"], data["auditor"]):  # the default gpt-6-sol accepts only a day of
+            if entry["adapter"] == "openai":               # prompt caching, which private refuses
+                entry["model"] = "gpt-5.4"
         cfg = TribunalConfig.model_validate(data)
         summary = run_sweep(SweepOptions(
             benchmark=str(bench), submissions=str(bench / "submissions"), output=str(out), config=cfg,
             vendors="emulated", run_id="private", progress=False, shard_size=8, max_in_flight=4,
         ))
         sent = "".join(json.dumps(r.body) for v in ("openai", "anthropic", "xai") for r in emus.received(v))
+        retention = {r.settings.get("prompt_cache_retention") for r in emus.received("openai") if r.api == "responses"}
+    assert retention == {"in_memory"}  # no request asked OpenAI to keep the prompts a day
     assert summary.complete == SMALL_SUBMISSIONS and not summary.failed_shards
     assert sentinel in sent  # the judges were sent the planted text: there was something to copy
 
