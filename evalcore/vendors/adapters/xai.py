@@ -90,10 +90,13 @@ def _metadata(exc: grpc.aio.AioRpcError) -> list[tuple[str, str | bytes]]:
 def read_chat_response(response: Any) -> tuple[Usage, str, str | None]:
     """(usage, answer text, why the answer is unusable or None), online and in batch results."""
     u = response.usage
+    # xAI reports reasoning apart from `completion_tokens` and bills both as output (its
+    # `cost_in_usd_ticks` includes them): output_tokens is what was billed, as for the others,
+    # so the estimate's calibration from a run's calls table counts the reasoning too
     usage = Usage(
         input_tokens=u.prompt_tokens,
         cached_input_tokens=u.cached_prompt_text_tokens,
-        output_tokens=u.completion_tokens,
+        output_tokens=u.completion_tokens + u.reasoning_tokens,
         reasoning_tokens=u.reasoning_tokens,
     )
     if response.finish_reason == "REASON_MAX_LEN":

@@ -41,6 +41,18 @@ class TestXAI(VendorContract):
         assert reply.usage.reasoning_tokens > 0
         assert emu.requests[0].body.get("max_tokens") == 400
 
+    async def test_the_output_billed_includes_the_reasoning_xai_reports_apart(self, emu: Any) -> None:
+        """xAI's usage has `completion_tokens` and `reasoning_tokens` apart and bills both as output:
+        the call's output tokens are their sum, and its cost (xAI's own) prices them."""
+        vendor = create_vendor(self.config(emu, reasoning_effort="high"))
+        reply = await vendor.complete(judge_request(), RubricAnswer)
+        await vendor.aclose()
+        u = reply.usage
+        assert u.reasoning_tokens > 0 and u.output_tokens > u.reasoning_tokens
+        price = emu.engine.config.price  # what the emulated xAI bills with (its cost_in_usd_ticks)
+        expected = price.cost(u.input_tokens, u.cached_input_tokens, u.output_tokens)
+        assert abs(reply.cost_usd - expected) < 1e-6
+
     async def test_the_response_format_is_the_sdks_own_for_the_schema_and_built_once(self, emu: Any) -> None:
         client = xai_sdk.AsyncClient(api_key="k", api_host=emu.host, use_insecure_channel=True)
         try:
