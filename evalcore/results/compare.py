@@ -151,8 +151,8 @@ def decided_items(
                                                    current.column("status").to_pylist(), strict=True)
                 if st == "complete"}
     by_grading: dict[str, list[Adjudication]] = defaultdict(list)
-    for d in latest.values():
-        if d.submission_id in complete:
+    for d in latest.values():  # a decision made on a grading a later sweep replaced is set aside
+        if d.submission_id in complete and d.grading_id in (None, complete[d.submission_id]):
             by_grading[complete[d.submission_id]].append(d)
     verdict_rows: list[dict[str, Any]] = []
     flag_rows: list[dict[str, Any]] = []

@@ -109,6 +109,8 @@ def labels_from_adjudications(
                                          verdict=d.decision))  # type: ignore[arg-type]
             continue
         row = flag_rows.get((d.system, d.task_id, d.flag_index))
+        if row is not None and d.grading_id is not None and d.grading_id != row["grading_id"]:
+            row = None  # made on a grading a later sweep replaced: set aside, as the reduction does
         if d.kind != "flag" or d.flag_index is None or row is None:
             unmatched += 1
             continue
@@ -120,7 +122,7 @@ def labels_from_adjudications(
         else:
             halls.append(HallucinationLabel(
                 system=d.system, task_id=d.task_id, deliverable=str(row["deliverable"]), span=str(row["span"]),
-                category=row["category"], materiality=counted, flag_index=d.flag_index,  # type: ignore[arg-type]
+                category=row["category"], materiality=counted, flag_index=d.flag_index,
             ))
     labels = Labels(source=adj.folder(run_uri) + (" (random sample)" if sample_only else ""), verdicts=verdicts,
                     hallucinations=halls, false_flags=false_flags, exhaustive=False)

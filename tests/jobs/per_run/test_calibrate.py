@@ -30,10 +30,10 @@ def _decide(run: Path) -> None:
     verdicts = read_table(str(run), "verdicts").slice(0, 6).to_pylist()
     flags = read_table(str(run), "flags")
     confirmed = flags.filter(pc.equal(flags.column("status"), "confirmed")).slice(0, 2).to_pylist()
-    decisions = [adj.Adjudication(run_id="r", kind="verdict", system=v["system"], task_id=v["task_id"],
+    decisions = [adj.Adjudication(run_id="run-test", kind="verdict", system=v["system"], task_id=v["task_id"],
                                   criterion_id=v["criterion_id"], judge=v["judge"], decision="pass",
                                   reviewer="Ada", reason="met", queue="sample") for v in verdicts[:3]]
-    decisions += [adj.Adjudication(run_id="r", kind="flag", system=f["system"], task_id=f["task_id"],
+    decisions += [adj.Adjudication(run_id="run-test", kind="flag", system=f["system"], task_id=f["task_id"],
                                    flag_index=f["flag_index"], decision=d, reviewer="Ada", reason="checked",
                                    queue="material")
                   for f, d in zip(confirmed, ("upheld", "overturned"), strict=False)]
@@ -96,7 +96,7 @@ def test_calibrate_reports_each_entrys_truncation_rate_from_the_calls_table(run:
 
 
 def _flag_decision(flag: dict[str, object], decision: str, materiality: str | None = None) -> adj.Adjudication:
-    return adj.Adjudication(run_id="r", kind="flag", system=str(flag["system"]), task_id=str(flag["task_id"]),
+    return adj.Adjudication(run_id="run-test", kind="flag", system=str(flag["system"]), task_id=str(flag["task_id"]),
                             flag_index=int(str(flag["flag_index"])), decision=decision,  # type: ignore[arg-type]
                             materiality=materiality, reviewer="Ada", reason="checked", queue="material")  # type: ignore[arg-type]
 
@@ -119,7 +119,7 @@ def test_from_decisions_an_overturned_flag_is_a_false_positive_and_an_unreviewed
     verdict = next(v for v in read_table(str(run), "verdicts").to_pylist() if (v["system"], v["task_id"]) not in covered)
     adj.record_all(str(run), [
         _flag_decision(overturned, "overturned"), _flag_decision(made_minor, "materiality", "minor"),
-        adj.Adjudication(run_id="r", kind="verdict", system=verdict["system"], task_id=verdict["task_id"],
+        adj.Adjudication(run_id="run-test", kind="verdict", system=verdict["system"], task_id=verdict["task_id"],
                          criterion_id=verdict["criterion_id"], judge=verdict["judge"], decision=verdict["verdict"],
                          reviewer="Ada", reason="right", queue="sample"),
     ])
