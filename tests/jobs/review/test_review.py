@@ -173,7 +173,8 @@ def test_the_decision_log_reads_what_other_reviewers_recorded_since_its_last_ref
     theirs.record(d)
     (Path(run) / "adjudications" / "broken.json").write_text("{", encoding="utf-8")
     load = mine.refresh()
-    assert load.decisions == [d]
+    [read] = load.decisions
+    assert read.recorded_at is not None and read.model_copy(update={"recorded_at": None}) == d  # stamped when written
     assert len(load.problems) == 1 and "broken.json: not a readable decision" in load.problems[0]
 
 
