@@ -102,7 +102,7 @@ def test_a_private_grading_sends_openai_no_day_of_prompt_cache_retention_unless_
 
     from doubles.emulators import OfflineResponder
     from doubles.emulators._set import start_in_thread
-    from doubles.emulators.serve import EMULATED_KEY, KEY_ENV
+    from evalcore.emulation import EMULATED_KEY, KEY_ENV
 
     for env in KEY_ENV.values():
         monkeypatch.setenv(env, EMULATED_KEY)
