@@ -126,6 +126,7 @@ def run_sweep(
     check_batch_allowed(opts.config)
     console = console or Console(stderr=True)
     say_allowed_retention(check_prompt_cache_retention(opts.config), console)
+    require_keys(opts.config.vendors())  # a missing key first: nothing created, not even the output folder
     fs.check_writable(opts.output)  # before the caches' folders are made in it: `PATH: not a directory`, no traceback
     check_named_run_record(opts)  # a damaged run.json is said before the OCR step runs
     caches = local_caches(opts.config, opts.output)
