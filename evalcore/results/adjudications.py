@@ -21,7 +21,8 @@ and recompute — without ever editing what the judges and the auditor said. So:
 * what comes in is checked like a sweep's inputs: ids are one safe file-name component (never a
   path), a decision may not be dated in the future (beyond `MAX_CLOCK_SKEW`), a reason is at most
   `MAX_REASON_CHARS` characters, and a file of decisions is read as a spreadsheet saves it
-  (byte-order mark, CRLF, `;` or tab separators) and recorded only once every row is valid.
+  (byte-order mark, CRLF, `;` or tab separators) and recorded only once every row is valid
+  (`evalcore.results.decision_files`).
 
 Items: a **flag** (system, task, flag index: upheld / overturned / materiality), one **judge's
 verdict** on one criterion (pass / fail), or a **criterion**'s outcome for the whole panel
@@ -30,10 +31,8 @@ verdict** on one criterion (pass / fail), or a **criterion**'s outcome for the w
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import hashlib
-import io
 import json
 import re
 import uuid
@@ -242,6 +241,16 @@ def foreign(uri: str, decision: Adjudication, run_id: str | None) -> str | None:
     return f"{uri}: recorded for run {decision.run_id}, not this run ({run_id}); set aside"
 
 
+def first_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        errors = exc.errors()
+        if errors:
+            loc = ".".join(str(p) for p in errors[0]["loc"])
+            msg = str(errors[0]["msg"]).removeprefix("Value error, ")
+            return f"{loc}: {msg}" if loc else msg
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def load(run_uri: str, endpoint_override: str | None = None) -> AdjudicationLoad:
     """Every decision under the run's folder; a damaged file, or one of another run, is named in
     `problems` (set aside), never fatal."""
@@ -256,7 +265,7 @@ def load(run_uri: str, endpoint_override: str | None = None) -> AdjudicationLoad
         try:
             decision = Adjudication.model_validate_json(fs.read_bytes(uri, endpoint_override))
         except (ValidationError, ValueError, OSError) as exc:
-            out.problems.append(f"{uri}: not a readable decision ({_first_line(exc)}); ignored")
+            out.problems.append(f"{uri}: not a readable decision ({first_line(exc)}); ignored")
             continue
         why = foreign(uri, decision, run_id)
         if why is not None:
@@ -264,120 +273,6 @@ def load(run_uri: str, endpoint_override: str | None = None) -> AdjudicationLoad
         else:
             out.decisions.append(decision)
     return out
-
-
-def parse_rows(rows: Sequence[dict[str, object]], *, source: str, run_id: str) -> list[Adjudication]:
-    """Decisions imported from a CSV or JSONL file: every row validated, errors name the row. A row
-    recorded for another run is refused (its decisions are about other gradings)."""
-    out: list[Adjudication] = []
-    problems: list[str] = []
-    for k, row in enumerate(rows, start=1):
-        data = {key: value for key, value in row.items() if value not in ("", None)}
-        if "run_id" in data and data["run_id"] != run_id:
-            problems.append(f"{source}: row {k}: recorded for run {data['run_id']}, not {run_id}")
-            continue
-        data.setdefault("run_id", run_id)
-        try:
-            out.append(Adjudication.model_validate(data))
-        except ValidationError as exc:
-            problems.append(f"{source}: row {k}: {_first_line(exc)}")
-    first_row: dict[str, int] = {}
-    for k, row in enumerate(rows, start=1):
-        given = row.get("decision_id")
-        if not isinstance(given, str) or not given:
-            continue
-        if given in first_row:
-            problems.append(f"{source}: row {k}: decision_id {given!r} is also row {first_row[given]}'s "
-                            "(decision ids must be unique)")
-        first_row.setdefault(given, k)
-    if problems:
-        raise InputError(source, "\n".join(p.removeprefix(f"{source}: ") for p in problems))
-    return out
-
-
-def read_file(path: str, *, run_id: str, endpoint_override: str | None = None) -> list[Adjudication]:
-    """Decisions from a .jsonl (one object per line) or .csv file (a header row of field names)."""
-    if not (path.endswith(".csv") or path.endswith(".jsonl")):
-        raise InputError(path, "decisions are read from .jsonl or .csv files")
-    if fs.is_dir(path, endpoint_override):
-        raise InputError(path, "a folder, not a decisions file")
-    try:
-        raw = fs.read_bytes(path, endpoint_override)
-    except FileNotFoundError as exc:
-        raise InputError(path, "decisions file not found") from exc
-    except OSError as exc:
-        raise InputError(path, f"cannot be read ({exc.strerror or exc})") from exc
-    try:
-        text = raw.decode("utf-8-sig")  # a spreadsheet's CSV starts with a byte-order mark
-    except UnicodeDecodeError as exc:
-        raise InputError(path, "not UTF-8 text") from exc
-    rows = _csv_rows(path, text) if path.endswith(".csv") else _jsonl_rows(path, text)
-    return parse_rows(rows, source=path, run_id=run_id)
-
-
-_FIELDS = frozenset(Adjudication.model_fields)
-MAX_CSV_FIELD_CHARS = MAX_REASON_CHARS + 1_000
-"""The csv reader's field limit for a decisions file: room for the longest reason, so a longer one is
-refused with the reason's own limit rather than csv's."""
-
-
-def _csv_rows(path: str, text: str) -> list[dict[str, object]]:
-    """Rows of a CSV as a spreadsheet writes it: the separator (`,`, `;` or tab) taken from the
-    header row (csv.Sniffer), CRLF or LF line ends; a header naming no known field is refused as such."""
-    header = text.lstrip("\r\n").split("\n", 1)[0]
-    try:
-        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(header, delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.DictReader(io.StringIO(text, newline=""), dialect=dialect)
-    limit = csv.field_size_limit()
-    rows: list[dict[str, object]] = []
-    try:
-        csv.field_size_limit(MAX_CSV_FIELD_CHARS)
-        for row in reader:
-            if None in row:
-                raise InputError(path, f"row {len(rows) + 1}: more values than the header row has columns")
-            rows.append({str(k).strip(): v for k, v in row.items()})
-    except csv.Error as exc:
-        why = str(exc)
-        if "field larger than field limit" in why:
-            why = f"a field is longer than {MAX_CSV_FIELD_CHARS:,} characters (a reason may have {MAX_REASON_CHARS:,})"
-        raise InputError(path, f"row {len(rows) + 1}: not readable as CSV ({why})") from None
-    finally:
-        csv.field_size_limit(limit)
-    names = [n for n in (reader.fieldnames or []) if n]
-    unknown = [n for n in names if n.strip() not in _FIELDS]
-    if not names or len(unknown) == len(names):
-        raise InputError(path, f"the header row names no decision field ({', '.join(repr(n) for n in names[:3]) or 'empty'}"
-                               f"); expected a header such as kind,system,task_id,... separated by , ; or tab")
-    if unknown:
-        raise InputError(path, f"unknown column(s) {', '.join(repr(n) for n in unknown)} in the header row")
-    return rows
-
-
-def _jsonl_rows(path: str, text: str) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = []
-    for k, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"line {k}: not JSON ({exc.msg})") from exc
-        if not isinstance(value, dict):
-            raise InputError(path, f"line {k}: expected an object")
-        rows.append(value)
-    return rows
-
-
-def _first_line(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        errors = exc.errors()
-        if errors:
-            loc = ".".join(str(p) for p in errors[0]["loc"])
-            msg = str(errors[0]["msg"]).removeprefix("Value error, ")
-            return f"{loc}: {msg}" if loc else msg
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 # --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from rich.text import Text
 from evalcore.config.models import VendorMode
 from evalcore.emulation import EmulationOptions
 from evalcore.storage.store import valid_run_id
-from evalcore.tables import TableFormat
+from jobs.display.tables import TableFormat
 
 if TYPE_CHECKING:
     from jobs.sweep.options import SweepSummary

@@ -10,9 +10,9 @@ from rich.console import Console
 from rich.text import Text
 
 from evalcore.errors import TribunalError
-from evalcore.tables import TableFormat
 from jobs.cli.common import S3_HELP, ConfigOpt, FormatOpt, output_format, print_error, use_endpoint
 from jobs.display.estimate import estimate_json, render_estimate
+from jobs.display.tables import TableFormat
 
 if TYPE_CHECKING:
     pass

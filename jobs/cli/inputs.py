@@ -11,7 +11,6 @@ from evalcore.benchmark.validate import validate as run_validation
 from evalcore.config.models import VendorMode
 from evalcore.errors import TribunalError
 from evalcore.grading.scoring import AuditMode
-from evalcore.tables import TableFormat
 from jobs.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
@@ -23,6 +22,7 @@ from jobs.cli.common import (
     output_format,
     print_error,
 )
+from jobs.display.tables import TableFormat
 from jobs.display.validation import render
 
 

@@ -9,7 +9,6 @@ from rich.console import Console
 
 from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import TribunalError
-from evalcore.tables import TableFormat
 from jobs.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
@@ -19,6 +18,7 @@ from jobs.cli.common import (
     print_error,
     use_endpoint,
 )
+from jobs.display.tables import TableFormat
 
 
 def reduce_cmd(

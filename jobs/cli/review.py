@@ -114,6 +114,7 @@ def adjudicate(
     Example: `tribunal adjudicate runs/demo --file decisions.csv`
     """
     from evalcore.results import adjudications as adj
+    from evalcore.results.decision_files import read_file
     from jobs.review.queue import RunData
 
     console = Console()
@@ -130,7 +131,7 @@ def adjudicate(
         data = RunData(run, endpoint_url)
         if file is not None:
             source = file
-            decisions = adj.read_file(file, run_id=data.run_id, endpoint_override=endpoint_url)
+            decisions = read_file(file, run_id=data.run_id, endpoint_override=endpoint_url)
             labels = [f"row {k}" for k in range(1, len(decisions) + 1)]
         else:
             source = run

@@ -9,8 +9,8 @@ from rich.text import Text
 
 from evalcore.results.calibrate import Calibration
 from evalcore.results.leaderboard import ALL_AREAS
-from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from jobs.display.leaderboard import CI_MARKUP, interval_cell, interval_column
+from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 
 
 def calibration_blocks(cal: Calibration) -> list[Block]:

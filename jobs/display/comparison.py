@@ -8,8 +8,8 @@ from rich.markup import escape
 from rich.text import Text
 
 from evalcore.results.compare import Comparison
-from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from jobs.display.leaderboard import interval_cell, interval_column
+from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 
 
 def comparison_blocks(cmp: Comparison) -> list[Block]:

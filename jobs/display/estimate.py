@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from evalcore.tables import TableFormat
+from jobs.display.tables import TableFormat
 
 if TYPE_CHECKING:
     from evalcore.cost.estimate import Estimate
-    from evalcore.tables import Block
+    from jobs.display.tables import Block
 
 
 def estimate_json(est: Estimate) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def estimate_blocks(est: Estimate) -> list[Block]:
     """The estimate as a table per vendor (and the total), the cost per graded submission, and its
     assumptions. Texts are `evalcore.cost.estimate.render_table`'s, values the estimate's own."""
     from evalcore.cost.estimate import batch_summary, render_table
-    from evalcore.tables import Cell, Column, TableSpec
+    from jobs.display.tables import Cell, Column, TableSpec
 
     modes = list(est.cost_usd)
     batch = est.batch_wall_time is not None  # batch mode: each cost with its cold bound, no rate-limit wall time
@@ -71,6 +71,6 @@ def estimate_blocks(est: Estimate) -> list[Block]:
 
 def render_estimate(est: Estimate, out: Console, fmt: TableFormat = TableFormat.TABLE) -> None:
     """Print `estimate_blocks` in `fmt`; the table fits the console's width (stacked when narrow)."""
-    from evalcore.tables import emit
+    from jobs.display.tables import emit
 
     emit(out, estimate_blocks(est), fmt)

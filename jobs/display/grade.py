@@ -9,13 +9,13 @@ from rich.console import Console
 from rich.text import Text
 
 from evalcore.grading.grade import GradeResult
-from evalcore.tables import Block, Cell, Column, TableSpec, emit
+from jobs.display.tables import Block, Cell, Column, TableSpec, emit
 
 
 def render_grade(result: GradeResult, console: Console) -> None:
     """Every verdict per judge with its reasoning, every flag with its evidence, then the scores.
 
-    Laid out by `evalcore.tables`: ids whole at any width, prose wrapped at spaces, stacked (one
+    Laid out by `jobs.display.tables`: ids whole at any width, prose wrapped at spaces, stacked (one
     block per verdict or flag) when the console is too narrow for the columns.
     """
     verdicts = TableSpec([Column("criterion", "id"), Column("judge", "id"), Column("verdict", "id"),

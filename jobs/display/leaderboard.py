@@ -10,7 +10,7 @@ from rich.text import Text
 
 from evalcore.results.leaderboard import Leaderboard, SystemScores
 from evalcore.results.stats import Interval
-from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
+from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 
 CI_MARKUP = " [dim][{low:.0f}–{high:.0f}][/dim]"
 """How a terminal table shows a rate's interval after its value (`Interval.text(ci=...)`): dimmed."""
@@ -53,7 +53,7 @@ def leaderboard_blocks(lb: Leaderboard) -> list[Block]:
     Columns: rank, rank range, tier, system, headline hallucination-controlled pass rate with its
     95% interval, all-pass before the gate, criterion pass rate, material hallucinations per
     audited task, share of passing tasks lost to the gate, not scored (missing / incomplete / too
-    long), cost. Laid out by `evalcore.tables`: whole at any width (stacked when narrow).
+    long), cost. Laid out by `jobs.display.tables`: whole at any width (stacked when narrow).
     """
     table = TableSpec(
         LEADERBOARD_COLUMNS,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from jobs.display.grade import evidence_text, scores_table
+from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from jobs.per_run.show import DecisionNote, ShownSubmission
 
 EXPERT = "EXPERT"

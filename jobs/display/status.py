@@ -7,8 +7,8 @@ import time
 from rich.console import Console
 from rich.text import Text
 
-from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from evalcore.vendors.batch.journal import BatchRecord
+from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from jobs.per_run.status import SETTLED, RunStatus
 
 
@@ -40,7 +40,7 @@ def _phase_state(r: BatchRecord) -> str:
 
 
 def status_blocks(status: RunStatus) -> list[Block]:
-    """The run's progress, then one table per vendor of its batches (laid out by `evalcore.tables`).
+    """The run's progress, then one table per vendor of its batches (laid out by `jobs.display.tables`).
 
     A batch is read as one record, so a vendor's table is either one wide table or, when it does
     not fit, one block per batch (`max_bands=1`): split in bands it printed three pieces per

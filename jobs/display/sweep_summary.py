@@ -21,13 +21,13 @@ _BATCH_KEYS = frozenset({"awaiting_batches", "collected_calls", "collected_usd",
 
 
 def print_summary(summary: SweepSummary, console: Console) -> None:
-    """The sweep's counts as a key/value table, whole at any width (`evalcore.tables`), then what
+    """The sweep's counts as a key/value table, whole at any width (`jobs.display.tables`), then what
     happened to the run's batches (a lost batch and why, a journal record set aside), then rejections.
 
     What this command did, by who paid (`SweepSummary`): `paid_calls`/`cost_usd` it sent and paid
     for, `collected_*` batch results an earlier command paid for, `reused_calls` served free,
     `awaiting_*` still in batches."""
-    from evalcore.tables import Column, TableSpec, emit
+    from jobs.display.tables import Column, TableSpec, emit
 
     s = summary.as_dict()
     t = TableSpec([Column("key", "id"), Column("value", "text")], title=f"sweep {s['run_id']} -> {s['run_uri']}",

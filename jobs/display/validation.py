@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.text import Text
 
 from evalcore.benchmark.validate import ValidationReport
-from evalcore.tables import Block, Cell, Column, TableFormat, TableSpec, WholeLine, emit
+from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, WholeLine, emit
 
 
 def _paged_table(report: ValidationReport, limit: int = 50) -> TableSpec:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from evalcore.errors import InputError
 from evalcore.results import adjudications as adj
+from evalcore.results.decision_files import read_file
 
 T0 = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 
@@ -88,11 +89,11 @@ def test_csv_and_jsonl_imports_validate_every_row_and_name_the_bad_one(tmp_path)
                         "flag,s,t,1,overturned,Ada,not in the memo\n"
                         "flag,s,t,,overturned,Ada,no index\n")
     with pytest.raises(InputError, match=r"d\.csv: row 2: .*flag_index"):
-        adj.read_file(str(csv_file), run_id="r")
+        read_file(str(csv_file), run_id="r")
     jsonl = tmp_path / "d.jsonl"
     jsonl.write_text('{"kind": "criterion", "system": "s", "task_id": "t", "criterion_id": "c1", '
                      '"decision": "pass", "reviewer": "Bo", "reason": "clearly met"}\n')
-    [d] = adj.read_file(str(jsonl), run_id="r")
+    [d] = read_file(str(jsonl), run_id="r")
     assert d.kind == "criterion" and d.run_id == "r"
 
 

@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 from evalcore.config.models import VendorMode
 from evalcore.grading.scoring import AuditMode
 from evalcore.results.leaderboard import AdjudicationSummary, Leaderboard, SystemChange
-from evalcore.tables import to_markdown
 from jobs.cli.app import app
 from jobs.cli.grade_one import grade_one
 from jobs.display.calibration import materiality_text
 from jobs.display.grade import render_grade
 from jobs.display.leaderboard import adjudication_lines
+from jobs.display.tables import to_markdown
 from tests.jobs.conftest import SAMPLE
 
 LONG_FLOAT = re.compile(r"\d\.\d{6,}")

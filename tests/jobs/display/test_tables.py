@@ -1,4 +1,4 @@
-"""Terminal tables that survive any width (`evalcore.tables`) and every table of the CLI laid out by it.
+"""Terminal tables that survive any width (`jobs.display.tables`) and every table of the CLI laid out by it.
 
 At 80 columns (a pipe, a log, a CI job) rich's own tables cut cells with "…" and dropped columns;
 here every table is rendered at 60, 80 and 200 columns and as piped (no TTY, no COLUMNS: rich's
@@ -26,7 +26,17 @@ from evalcore.config.models import VendorMode
 from evalcore.cost.estimate import Estimate, VendorEstimate
 from evalcore.grading.scoring import AuditMode
 from evalcore.results.leaderboard import ALL_AREAS, Leaderboard
-from evalcore.tables import (
+from evalcore.vendors.batch.journal import BatchRecord
+from jobs.cli.app import app
+from jobs.cli.grade_one import grade_one
+from jobs.display.calibration import calibration_blocks, render_calibration
+from jobs.display.comparison import comparison_blocks, render_comparison
+from jobs.display.estimate import estimate_blocks, render_estimate
+from jobs.display.grade import render_grade, score_text
+from jobs.display.leaderboard import LEADERBOARD_COLUMNS, leaderboard_blocks, render_leaderboard
+from jobs.display.status import render_status, status_blocks
+from jobs.display.sweep_summary import print_summary
+from jobs.display.tables import (
     Block,
     Cell,
     Column,
@@ -39,16 +49,6 @@ from evalcore.tables import (
     to_csv,
     to_markdown,
 )
-from evalcore.vendors.batch.journal import BatchRecord
-from jobs.cli.app import app
-from jobs.cli.grade_one import grade_one
-from jobs.display.calibration import calibration_blocks, render_calibration
-from jobs.display.comparison import comparison_blocks, render_comparison
-from jobs.display.estimate import estimate_blocks, render_estimate
-from jobs.display.grade import render_grade, score_text
-from jobs.display.leaderboard import LEADERBOARD_COLUMNS, leaderboard_blocks, render_leaderboard
-from jobs.display.status import render_status, status_blocks
-from jobs.display.sweep_summary import print_summary
 from jobs.display.validation import render as render_validation
 from jobs.per_run.calibrate import calibrate_run
 from jobs.per_run.compare import compare_runs
@@ -135,7 +135,7 @@ def _value(field: str) -> object:
 
 
 # --------------------------------------------------------------------------------------------
-# evalcore.tables
+# jobs.display.tables
 # --------------------------------------------------------------------------------------------
 
 

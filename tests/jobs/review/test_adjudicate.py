@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evalcore.results import adjudications as adj
+from evalcore.results import decision_files
 from jobs.cli.app import app
 from tests.conftest import create_bucket, upload_tree
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
@@ -263,7 +264,7 @@ def test_a_csv_reason_longer_than_csv_allows_is_a_clean_file_reason_not_a_traceb
     _write_csv(path, rows)
     result = _invoke(run, "--file", str(path))
     assert result.exit_code == 1 and result.exception is None or isinstance(result.exception, SystemExit)
-    assert (f"{path}: row 2: not readable as CSV (a field is longer than {adj.MAX_CSV_FIELD_CHARS:,} characters "
+    assert (f"{path}: row 2: not readable as CSV (a field is longer than {decision_files.MAX_CSV_FIELD_CHARS:,} characters "
             f"(a reason may have {adj.MAX_REASON_CHARS:,}))") in _flat(result.output)
     assert adj.load(run).decisions == []
 

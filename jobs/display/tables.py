@@ -18,8 +18,10 @@ Nothing here truncates: prose lines (titles, captions, notes) wrap at spaces and
 the line is printed whole. The commands' ``--format json`` prints their own models (it predates
 these tables and carries more than they show), so JSON is not produced here.
 
-Lives in evalcore, not jobs, because `evalcore.benchmark.validate` renders with it and evalcore
-never imports jobs.
+Why one module (over 500 lines): the table model, the layout that keeps every number whole and
+the csv and markdown forms are one contract — a cell's text and value, laid out or exported — and
+each form is tested against the same `TableSpec`; split, a rule (never cut, neutralise what a
+spreadsheet would evaluate) would have to be kept in step across modules.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""csv and markdown of user text (evalcore.tables): a spreadsheet evaluates no cell, a markdown
+"""csv and markdown of user text (jobs.display.tables): a spreadsheet evaluates no cell, a markdown
 renderer runs no HTML and reorders nothing (issue 43)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalcore.tables import BIDI_CONTROLS, FORMULA_START, Cell, Column, TableSpec, to_csv, to_markdown
+from jobs.display.tables import BIDI_CONTROLS, FORMULA_START, Cell, Column, TableSpec, to_csv, to_markdown
 
 
 def _board(*systems: str) -> TableSpec:
