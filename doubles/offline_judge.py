@@ -14,7 +14,9 @@ prompt a real judge gets (`evalcore.prompts.parse_prompt`) and answers it with h
 * **detect** - the grounding checks over the prompt's sources and deliverables.
 * **verify** - each flag is re-checked with the grounding checks: confirmed (with the suggested
   materiality) when a grounding finding covers it, rejected when the sources support it,
-  merged into the first flag with the same span.
+  merged into the first flag with the same span. A span the deliverable holds verbatim is judged
+  in its context only, never cut out of it: an auditor's span cut at "(Section 7." would
+  otherwise cite a "Section 7" the sources lack (issue 43). A paraphrase is checked on its own.
 * **preflight** - ``{"ok": true}``.
 
 Every reasoning, explanation and rationale starts with ``[offline]`` so an offline answer can
@@ -411,6 +413,14 @@ def _covering(
     return None
 
 
+def _verbatim(flag: Mapping[str, Any], deliverables: Mapping[str, str]) -> bool:
+    """Whether a flag's span occurs as is in its deliverable (in any, when it names none)."""
+    span = str(flag.get("span") or "")
+    name = str(flag.get("deliverable") or "")
+    texts = [deliverables[name]] if name in deliverables else ([] if name else list(deliverables.values()))
+    return bool(span) and any(span in t for t in texts)
+
+
 def verify(parsed: ParsedPrompt) -> VerificationAnswer:
     """Stage 2: confirm flags a grounding finding backs, reject the rest, merge duplicates."""
     sources, deliverables = _audit_inputs(parsed)
@@ -433,8 +443,10 @@ def verify(parsed: ParsedPrompt) -> VerificationAnswer:
             continue
         first_of[key] = idx
         found = _covering(flag, findings, deliverables)
-        if found is None and flag.get("span"):
-            # The span may not be verbatim in the deliverable: check the claim on its own.
+        if found is None and flag.get("span") and not _verbatim(flag, deliverables):
+            # A paraphrase is checked on its own. A span the deliverable holds verbatim is judged
+            # in its context only (above): cut out of it, "... 30 days (Section 7." cites a
+            # "Section 7" and "... is 45." a bare 45 that the whole text never states.
             own = _in_scope(sources, grounding.check(sources, {key[0] or "claim": str(flag["span"])}))
             found = own[0] if own else None
         if found is None:

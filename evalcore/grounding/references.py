@@ -16,7 +16,7 @@ from evalcore.grounding.index import SourceIndex
 from evalcore.grounding.labels import DISTINCTIVE_DOC, DOC_REF_RE, REF_RE, ref_kind, ref_labels
 from evalcore.grounding.legal import authority_context
 from evalcore.grounding.normalise import normalise_quote_text
-from evalcore.grounding.text import enclosing, overlaps
+from evalcore.grounding.text import enclosing, in_unclosed_parenthesis, overlaps
 
 
 def reference_findings(
@@ -31,6 +31,8 @@ def reference_findings(
         ref_end = m.start("labels") + labels[-1].end() if labels else m.end()
         ref_spans.append((m.start(), ref_end))
         if overlaps(m.start(), ref_end, skip):
+            continue
+        if cut_citation(text, m.start(), ref_end):
             continue
         s, e = enclosing(bounds, m.start())
         sentence = text[s:e]
@@ -98,6 +100,15 @@ def reference_findings(
             )
         )
     return findings, ref_spans
+
+
+def cut_citation(text: str, start: int, end: int) -> bool:
+    """Whether the reference at [start, end) is a citation the text was cut in: the last thing in
+    the text, with at most a full stop after it, inside a parenthesis never closed ("... 30 days
+    (Section 7." cut from "(Section 7.2)"). Its label may be the head of a longer one, so it is
+    not checked: the claim it belongs to is checked where the whole text is (issue 43: such a
+    span was confirmed as citing a "Section 7" that does not exist)."""
+    return not text[end:].strip(" \t\n.") and in_unclosed_parenthesis(text, start)
 
 
 def contains_reference(index: SourceIndex, reference: str) -> bool:

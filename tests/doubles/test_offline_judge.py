@@ -210,6 +210,22 @@ def test_verify_confirms_backed_flags_rejects_supported_and_merges_duplicates() 
     assert all(d.rationale.startswith("[offline]") for d in a.decisions)
 
 
+def test_verify_judges_a_span_cut_mid_citation_in_its_context_and_rejects_it() -> None:
+    """Issue 43: an auditor's span cut at "(Section 4." (the memo cites Section 4.1, which exists)
+    was confirmed as a material fabricated source; a span cut at "$1,250," as an unsupported $1,250."""
+    memo = "The indemnity survives (Section 4.1). The purchase price is $1,250,000 (Section 1)."
+    flags = [
+        {"flag_index": 0, "deliverable": "memo", "span": "The indemnity survives (Section 4.", "category": "unsupported_specific"},
+        {"flag_index": 1, "deliverable": "memo", "span": "The indemnity survives (Section 4.", "category": "fabricated_source"},
+        {"flag_index": 2, "deliverable": "memo", "span": "The purchase price is $1,250,", "category": "unsupported_specific"},
+    ]
+    a = VerificationAnswer.model_validate(audit_prompt("verify", memo, flags))
+    by_index = {d.flag_index: d for d in a.decisions}
+    assert by_index[0].status == "rejected", by_index[0].rationale
+    assert by_index[1].status == "merged"
+    assert by_index[2].status == "rejected", by_index[2].rationale
+
+
 def test_verify_accepts_a_wrapped_flags_object() -> None:
     r = prompts.render_verify(
         task_id="t",

@@ -32,3 +32,21 @@ def test_nonexistent_document_is_flagged() -> None:
 
 def test_existing_document_name_is_not_flagged() -> None:
     assert flags("The Purchase and Sale Agreement dated March 3, 2026 governs.") == []
+
+
+# Issue 43: a lab run confirmed a material "fabricated source" for a claim cut at "(Section 7." -
+# the memo cites Section 7.2, which exists; cut, its label reads "Section 7".
+def test_a_citation_cut_at_the_end_of_an_open_parenthesis_is_not_a_fabricated_source() -> None:
+    assert flags("Survival lasts twelve (12) months (Section 4.") == []
+    assert flags("Survival lasts twelve (12) months (Section 4") == []
+
+
+def test_a_closed_or_unparenthesised_citation_at_the_end_is_still_checked() -> None:
+    assert only("Survival lasts twelve (12) months (Section 4).").span == "Section 4"
+    assert only("Survival lasts twelve (12) months under Section 14.").span == "Section 14"
+    assert only("Survival lasts twelve (12) months (Section 14.3) (see Section 4.").span == "Section 14.3"
+
+
+def test_a_citation_in_an_aside_is_checked_in_the_whole_text() -> None:
+    assert flags("Survival lasts twelve (12) months (Section 4.2). Closing is June 30, 2026.") == []
+    assert only("Survival lasts twelve (12) months (Section 4. Survival). Closing is June 30, 2026.").span == "Section 4"
