@@ -28,6 +28,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalcore.config.models import DataGovernance
 
 # --------------------------------------------------------------------------------------------
 # The cache: in-memory LRU, plus an optional on-disk folder shared by processes on one machine
@@ -61,6 +65,34 @@ def cache_root() -> Path | None:
 def is_off(value: str) -> bool:
     """A cache setting that turns the disk cache off (``off``, ``0``, ``none``, ``false``, empty)."""
     return value.strip().lower() in {"", "0", "off", "none", "false"}
+
+
+def governed_root(governance: DataGovernance) -> tuple[bool, Path | None]:
+    """(whether the data governance decides where the caches live, their root or None for memory
+    only): the one rule every command follows (the sweep, `validate`, `grade`, `estimate`, and
+    `tribunal purge --local` finding where a run's caches were).
+
+    `cache_dir` named: that folder (``docs/``, ``ocr/``), or memory only for ``off``; else, under the
+    private preset, memory only: the preset writes the benchmark's text to no folder it was not
+    given (a sweep's ``<output>/_cache`` and ``_ocr`` outlive the run folder, ``~/.cache`` every
+    run). Otherwise the governance does not decide: (False, None)."""
+    if governance.cache_dir is not None:
+        return True, None if is_off(governance.cache_dir) else Path(governance.cache_dir).expanduser()
+    if governance.preset == "private":
+        return True, None
+    return False, None
+
+
+def entry_input(name: str) -> str | None:
+    """The SHA-256 of the input a cache entry file was made from, read from its name, or None.
+
+    Every entry is named by its input's hash first: a converted document ``<sha>.<kind>.json``
+    (`entry_file`), an OCR page ``<sha>-p<NNNNN>.json`` (`evalcore.benchmark.ocr`). Why it
+    matters: `tribunal purge --local` removes a run's entries by the hashes of its files."""
+    if not name.endswith(ENTRY_SUFFIX) or len(name) < 66 or name[64] not in ".-":
+        return None
+    sha = name[:64]
+    return sha if all(c in "0123456789abcdef" for c in sha) else None
 
 
 @contextlib.contextmanager

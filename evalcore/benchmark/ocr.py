@@ -240,6 +240,26 @@ def use_cache(uri: str | None, endpoint_override: str | None = None) -> Iterator
         _override = previous
 
 
+_held: dict[tuple[str, int], PageText] | None = None
+"""Set by `holding`: pages recognised by other processes and kept in memory only."""
+
+
+@contextlib.contextmanager
+def holding(pages: dict[tuple[str, int], PageText]) -> Iterator[None]:
+    """Serve ``pages`` (by document hash and page number) before any cache, inside the block.
+
+    Why: a private sweep with no named cache folder writes no OCR to disk (`jobs.sweep.governance`);
+    its OCR tasks send their pages back through Ray instead, and the benchmark load that follows
+    finds them here rather than recognising every page a second time in the driver."""
+    global _held
+    previous = _held
+    _held = pages
+    try:
+        yield
+    finally:
+        _held = previous
+
+
 def _cache_file(root: str, sha: str, number: int) -> str:
     return fs.join(root, _engine_folder(), f"{sha}-p{number:05d}{cache.ENTRY_SUFFIX}")
 
@@ -260,7 +280,10 @@ def cached_page(sha: str, number: int) -> PageText | None:
     None when there is no entry, and when the entry fails its checks (`cache.unseal`: not an
     entry, made from another document or page, content not matching its hash, or not a page):
     such an entry is discarded with one warning naming it, and the page is recognised again.
+    Pages held in memory (`holding`) come first.
     """
+    if _held is not None and (sha, number) in _held:
+        return _held[(sha, number)]
     root, endpoint = cache_location()
     if root is None:
         return None

@@ -537,9 +537,10 @@ class DataGovernance(_Strict):
     cache_dir: str | None = Field(
         default=None,
         description="Where a sweep keeps its local caches: a local folder (converted documents in docs/, OCR "
-        "pages in ocr/; created 0700, files 0600), or off (converted documents in memory only; OCR pages in "
-        "<output>/_ocr, where the sweep's OCR tasks hand them over). None: TRIBUNAL_CACHE_DIR if set, else the "
-        "sweep's output folder (<output>/_cache, OCR pages in <output>/_ocr) -- never ~/.cache.",
+        "pages in ocr/; created 0700, files 0600), or off (memory only: the sweep's OCR tasks hand their pages "
+        "back through Ray). None: memory only under the private preset; else TRIBUNAL_CACHE_DIR if set, else "
+        "the sweep's output folder (<output>/_cache, OCR pages in <output>/_ocr) -- never ~/.cache. "
+        "`tribunal purge RUN --local` deletes a run's entries.",
     )
 
     @field_validator("cache_dir")

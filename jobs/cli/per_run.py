@@ -298,10 +298,18 @@ def purge(
     config: VendorsConfigOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the purge record as JSON.")] = False,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    local: Annotated[
+        bool,
+        typer.Option("--local", help="Delete instead the run's entries in the local caches (converted text, OCR "
+                     "pages): every entry made from a file of its benchmark or submissions, found by the file's "
+                     "SHA-256, in its data_governance.cache_dir and its output folder's _cache/ and _ocr/. "
+                     "No vendor is contacted."),
+    ] = False,
 ) -> None:
     """Delete what a run's batches left at the vendors: OpenAI input, output and error files,
     Anthropic message batches. A sweep does this itself once its tables are written
-    (`data_governance.purge`); this command does it later or again.
+    (`data_governance.purge`); this command does it later or again. With `--local`, delete the
+    run's entries in the local caches instead (docs/DATA.md says exactly which).
 
     Only what the run no longer needs is deleted: batches whose answers are in the run's tables
     (collected before its latest finished attempt ended), and files of batches never created.
@@ -321,6 +329,9 @@ def purge(
 
     use_endpoint(endpoint_url)
     console = Console(stderr=True)
+    if local:
+        _purge_local(run, console, as_json)
+        return
     try:
         cfg = _vendors_config(run, config)
         record = purge_run(run, cfg, trigger="command", at=written_at(run))
@@ -338,6 +349,24 @@ def purge(
     if not counts["deleted"] and not counts["gone"] and not counts["failed"] and not counts["in_use"]:
         console.print("nothing left to delete", markup=False, highlight=False)
     raise typer.Exit(EXIT_INCOMPLETE if counts["failed"] or counts["in_use"] else 0)
+
+
+def _purge_local(run: str, console: Console, as_json: bool) -> None:
+    """`tribunal purge RUN --local`: the run's entries in the local caches (`jobs.per_run.purge.purge_local`)."""
+    from jobs.display.purge import render_local_purge
+    from jobs.per_run.purge import purge_local
+
+    try:
+        result = purge_local(run)
+    except TribunalError as exc:
+        print_error(exc, console)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if as_json:
+        import dataclasses
+        import json as _json
+
+        print(_json.dumps(dataclasses.asdict(result), indent=1))
+    render_local_purge(result, console)
 
 
 def _vendors_config(run: str, path: str | None) -> TribunalConfig:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
 from evalcore.storage.run_folder import open_run
 from evalcore.vendors.batch.journal import PurgeRecord, VendorObject
+
+if TYPE_CHECKING:
+    from jobs.per_run.purge import LocalPurge
 
 _KIND = {"input_file": "input file", "output_file": "output file", "error_file": "error file", "batch": "batch"}
 
@@ -42,3 +46,13 @@ def render_purge(record: PurgeRecord, run_uri: str, console: Console) -> None:
         console.print(f"{record.in_use} batch object(s) left at the vendors: the run still needs them (answers not "
                       f"in its tables yet); purged when the run finishes, or by `tribunal purge {run_uri}` then",
                       markup=False, highlight=False)
+
+
+def render_local_purge(result: LocalPurge, console: Console) -> None:
+    """What `tribunal purge RUN --local` deleted from the local caches, where it looked, and what it could not read or delete."""
+    lines = [f"local caches searched: {', '.join(result.folders)}",
+             f"deleted {len(result.deleted)} cache entr{'y' if len(result.deleted) == 1 else 'ies'} made from the "
+             f"run's {result.inputs} benchmark and submission file(s)",
+             *result.problems]
+    for line in lines:
+        console.print(line, markup=False, highlight=False)

@@ -6,27 +6,116 @@ The rules -- what may be deleted, what was, what cannot be -- are `evalcore.vend
 this module builds the batch clients from the configuration (the sweep's own, or the run's
 run.json for `tribunal purge`), runs the purge, and says what happened on the console and in the
 sweep's summary. A purge never fails a sweep: what it could not delete is reported, and
-`tribunal purge RUN` tries again.
+`tribunal purge RUN` tries again. `tribunal purge RUN --local` deletes instead the run's entries in
+the local caches of converted text and OCR pages (`purge_local`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rich.console import Console
 
+from evalcore.benchmark import cache
 from evalcore.config.models import TribunalConfig
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
-from evalcore.storage.run_folder import RUN_RECORD, open_run
-from evalcore.storage.store import read_json
+from evalcore.storage.run_folder import RUN_RECORD, ocr_cache, open_run, shared_cache
+from evalcore.storage.store import RunRecord, read_json
+from evalcore.submissions.loader import MANIFEST_SUFFIXES
 from evalcore.vendors.batch.journal import PurgeRecord, VendorObject, load_all, load_purges
 from evalcore.vendors.batch.protocol import BatchAPI
 from evalcore.vendors.batch.purge import Holding, holdings, purge, tables_written_at
 from evalcore.vendors.registry import create_batch_api, has_batch_api
 from jobs.display.purge import render_purge
+
+
+@dataclass
+class LocalPurge:
+    """What `tribunal purge RUN --local` looked at and deleted in the local caches."""
+
+    folders: list[str]
+    """The cache folders searched (`run_cache_folders`)."""
+    inputs: int = 0
+    """Files of the run's benchmark and submissions hashed."""
+    deleted: list[str] = field(default_factory=list)
+    """The entry files deleted."""
+    problems: list[str] = field(default_factory=list)
+    """`file: reason` of each input that could not be read (its entries, if any, are left) and each
+    entry that could not be deleted."""
+
+
+def run_cache_folders(run_uri: str, config: TribunalConfig) -> list[str]:
+    """The local cache folders a run may have written to: its named ``data_governance.cache_dir``
+    (none when the governance kept them in memory: `cache.governed_root`) and the caches its output
+    folder shares (``<output>/_cache``, ``<output>/_ocr``), which runs of earlier versions and
+    standard runs use. A ``TRIBUNAL_CACHE_DIR`` the sweep ran under is not recorded in the run,
+    so it is not searched (the operator's own folder: delete it to remove it)."""
+    output = fs.parent(run_uri)
+    decided, root = cache.governed_root(config.data_governance)
+    named = [str(root)] if decided and root is not None else []
+    return [*named, shared_cache(output), ocr_cache(output)]
+
+
+def _input_files(record: RunRecord) -> tuple[list[str], list[str]]:
+    """(every file of the run's benchmark and submission folders, `uri: reason` of those unreadable).
+
+    A manifest's deliverable files are named relative to its folder: that folder is read."""
+    folders = [record.benchmark.uri]
+    sub = record.submissions_uri
+    folders.append(fs.parent(sub) if sub.lower().endswith(MANIFEST_SUFFIXES) else sub)
+    files: set[str] = set()
+    unreadable: list[str] = []
+    for folder in dict.fromkeys(folders):
+        try:
+            if not fs.is_dir(folder):
+                unreadable.append(f"{folder}: not found (moved or deleted since the run)")
+                continue
+            files.update(fs.list_files(folder))
+        except (OSError, TribunalError) as exc:
+            unreadable.append(f"{folder}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    return sorted(files), unreadable
+
+
+def purge_local(run_uri: str) -> LocalPurge:
+    """Delete from the run's cache folders (`run_cache_folders`) every entry made from a file of
+    the run's benchmark or submissions, found by the SHA-256 of the file (`cache.entry_input`).
+
+    Why by hash: the caches are content-addressed; an entry does not say which run made it, and
+    the runs of one output folder share ``_cache`` and ``_ocr``. An entry of a file another run
+    also graded is deleted too: it is a cache, that run converts the file again on its next sweep
+    and nothing else changes. The inputs are read as they are now: a file changed or deleted since
+    the run cannot be matched to its entries (said in `problems` for a missing folder)."""
+    record = RunRecord.read(run_uri)
+    result = LocalPurge(folders=run_cache_folders(run_uri, record.config))
+    files, result.problems = _input_files(record)
+    hashes: set[str] = set()
+    for uri in files:
+        try:
+            hashes.add(hashlib.sha256(fs.read_bytes(uri)).hexdigest())
+        except (OSError, TribunalError) as exc:
+            result.problems.append(f"{uri}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    result.inputs = len(hashes)
+    for folder in result.folders:
+        try:
+            entries = fs.list_files(folder)
+        except (OSError, TribunalError) as exc:
+            result.problems.append(f"{folder}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            continue
+        for uri in entries:
+            if cache.entry_input(fs.basename(uri)) in hashes:
+                filesystem, path = fs.resolve(uri)
+                try:
+                    filesystem.delete_file(path)
+                except OSError as exc:
+                    result.problems.append(f"{uri}: not deleted ({exc.strerror or exc})")
+                    continue
+                result.deleted.append(uri)
+    return result
 
 
 def batch_apis(config: TribunalConfig) -> dict[str, BatchAPI]:

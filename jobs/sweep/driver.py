@@ -48,6 +48,8 @@ import ray
 from rich.console import Console
 from rich.text import Text
 
+from evalcore.benchmark.ocr import PageText
+from evalcore.benchmark.ocr import holding as holding_pages
 from evalcore.benchmark.ocr import use_cache as use_ocr_cache
 from evalcore.call_accounting import CallCounts
 from evalcore.errors import StorageError, TribunalError
@@ -77,6 +79,7 @@ from jobs.per_run.purge import purge_after_sweep
 from jobs.sweep import vendor_pool
 from jobs.sweep.cost_watch import CostWatch, ledger_name_for
 from jobs.sweep.governance import (
+    LocalCaches,
     check_batch_allowed,
     check_prompt_cache_retention,
     governed_caches,
@@ -131,12 +134,12 @@ def run_sweep(
     check_named_run_record(opts)  # a damaged run.json is said before the OCR step runs
     caches = local_caches(opts.config, opts.output)
     with governed_caches(caches):
-        return _run_sweep(opts, console, caches.ocr_uri, take_over_lock)
+        return _run_sweep(opts, console, caches, take_over_lock)
 
 
-def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_lock: bool = False) -> SweepSummary:
+def _run_sweep(opts: SweepOptions, console: Console, caches: LocalCaches, take_over_lock: bool = False) -> SweepSummary:
     t0 = time.time()
-    bench, scans = load_inputs(opts, console, ocr_uri)
+    bench, scans = load_inputs(opts, console, caches)
     tasks = bench.task_map()
     run = start_run(opts, bench, take_over_lock=take_over_lock, console=console)
     with writing_into(run):  # the lock is released on the way out, whatever the way
@@ -178,8 +181,14 @@ def _run_sweep(opts: SweepOptions, console: Console, ocr_uri: str, take_over_loc
     return summary
 
 
-def load_inputs(opts: SweepOptions, console: Console, ocr_uri: str | None = None) -> tuple[BenchmarkLoad, OcrSummary]:
+def load_inputs(
+    opts: SweepOptions, console: Console, caches: LocalCaches | None = None
+) -> tuple[BenchmarkLoad, OcrSummary]:
     """Check keys and output, OCR the benchmark's scans on the cluster, load the benchmark.
+
+    ``caches``: where the OCR pages go (`local_caches`; default ``<output>/_ocr``). When they are
+    memory only, the pages the OCR tasks send back are held for the load (`ocr.holding`) and no
+    cache is read or written.
 
     The keys and the output are checked before anything is loaded, written or started (OCR starts
     Ray), so a missing key or an unwritable output fails now, not after OCR, Ray and the preflight.
@@ -188,10 +197,13 @@ def load_inputs(opts: SweepOptions, console: Console, ocr_uri: str | None = None
 
     require_keys(opts.config.vendors())
     fs.check_writable(opts.output)
+    held: dict[tuple[str, int], PageText] | None = {} if caches is not None and caches.ocr_uri is None else None
     scans = ocr_before_grading(opts.benchmark, opts.output, console, progress=opts.progress,
-                               start_ray=lambda: init_ray(opts.address, _env_for_workers()), cache_uri=ocr_uri,
-                               limits=opts.config.input_limits)
-    with use_ocr_cache(scans.cache_uri):  # every page the OCR tasks recognised is found here
+                               start_ray=lambda: init_ray(opts.address, _env_for_workers()),
+                               cache_uri=None if caches is None else caches.ocr_uri,
+                               limits=opts.config.input_limits, held=held)
+    # every page the OCR tasks recognised is found here
+    with use_ocr_cache(scans.cache_uri), holding_pages(held or {}):
         bench = load_benchmark(opts.benchmark, limits=opts.config.input_limits)
     print_warnings(console, bench.warnings)
     if not bench.task_map():

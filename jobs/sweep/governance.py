@@ -4,8 +4,9 @@ Why in the driver: both are decided once per sweep, before anything is loaded or
 whose batch API is refused (`batch_allowed`, e.g. xAI under the private preset: its batches cannot
 be deleted) stops the sweep with a `ConfigError` naming the vendor before a key is checked or Ray
 started. The converted text of the benchmark's documents and deliverables, and the OCR of its
-scans, are cached where the operator says (`cache_dir`) or in the sweep's output folder, never in
-the user's home (`evalcore.benchmark.cache.use_root`). What a purge deletes at the vendors once
+scans, are cached where the operator says (`cache_dir`), in memory only under the private preset
+when no folder is named, else in the sweep's output folder; never in the user's home
+(`evalcore.benchmark.cache.use_root`). What a purge deletes at the vendors once
 the tables are written is `jobs.per_run.purge`. Every copy a sweep makes: docs/DATA.md.
 """
 
@@ -80,27 +81,26 @@ def say_allowed_retention(allowed: list[VendorConfig], console: Console) -> None
 
 @dataclass(frozen=True)
 class LocalCaches:
-    """Where a sweep keeps converted text (None: memory only) and the OCR of its scans."""
+    """Where a sweep keeps converted text and the OCR of its scans (None: memory only)."""
 
     documents: Path | None
-    ocr_uri: str
+    ocr_uri: str | None
     governed: bool
     """True when the sweep chose the documents' folder (else ``TRIBUNAL_CACHE_DIR`` decides)."""
 
 
 def local_caches(config: TribunalConfig, output: str) -> LocalCaches:
-    """`data_governance.cache_dir` if named; else ``TRIBUNAL_CACHE_DIR`` if set; else the output folder.
+    """`cache.governed_root` when it decides; else ``TRIBUNAL_CACHE_DIR`` if set; else the output folder.
 
-    A named folder holds both caches (``docs/``, ``ocr/``); ``off`` keeps converted text in memory. Otherwise the OCR pages stay next to the
-    runs (``<output>/_ocr``, shared by every node when the output is on S3) and converted documents
-    go to ``<output>/_cache`` for a local output, or stay in memory for an ``s3://`` one.
+    A named folder holds both caches (``docs/``, ``ocr/``); memory only (``off``, or the private
+    preset with no folder named) writes neither: the OCR tasks send their pages back through Ray
+    (`jobs.sweep.ocr_step`). Otherwise the OCR pages stay next to the runs (``<output>/_ocr``,
+    shared by every node when the output is on S3) and converted documents go to
+    ``<output>/_cache`` for a local output, or stay in memory for an ``s3://`` one.
     """
-    named = config.data_governance.cache_dir
-    if named is not None and cache.is_off(named):
-        return LocalCaches(documents=None, ocr_uri=ocr_cache_uri(output), governed=True)
-    if named is not None:
-        root = Path(named).expanduser()
-        return LocalCaches(documents=root, ocr_uri=str(root / "ocr"), governed=True)
+    decided, root = cache.governed_root(config.data_governance)
+    if decided:
+        return LocalCaches(documents=root, ocr_uri=None if root is None else str(root / "ocr"), governed=True)
     if os.environ.get("TRIBUNAL_CACHE_DIR") is not None:
         return LocalCaches(documents=cache.cache_root(), ocr_uri=ocr_cache_uri(output), governed=False)
     local = fs.local_path(output)
@@ -121,20 +121,15 @@ def governed_caches(caches: LocalCaches) -> Iterator[None]:
 @contextmanager
 def governed_command_caches(config: TribunalConfig) -> Iterator[None]:
     """The local caches of a command with no output folder (`validate`, `grade`, `estimate`) under
-    the configuration's data governance, for everything inside the block.
+    the configuration's data governance (`cache.governed_root`), for everything inside the block.
 
-    `cache_dir` named: that folder (``docs/``, ``ocr/``), or memory only for ``off``; else, under the
-    private preset, memory only: the preset never writes the benchmark's text to ``~/.cache`` (it
-    did: `validate --config private.yaml` left converted documents there). Otherwise the
-    environment decides as before (``TRIBUNAL_CACHE_DIR``, ``TRIBUNAL_OCR_CACHE``, else ``~/.cache``)."""
+    It did not: `validate --config private.yaml` left converted documents in ``~/.cache``. Where the
+    governance does not decide, the environment does as before (``TRIBUNAL_CACHE_DIR``,
+    ``TRIBUNAL_OCR_CACHE``, else ``~/.cache``)."""
     from evalcore.benchmark import ocr
 
-    gov = config.data_governance
-    if gov.cache_dir is not None:
-        root = None if cache.is_off(gov.cache_dir) else Path(gov.cache_dir).expanduser()
-    elif gov.preset == "private":
-        root = None
-    else:
+    decided, root = cache.governed_root(config.data_governance)
+    if not decided:
         yield
         return
     with cache.use_root(root), ocr.use_cache(None if root is None else str(root / "ocr")):

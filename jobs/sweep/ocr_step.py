@@ -22,6 +22,7 @@ pay minutes of OCR for a document it then leaves out.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,7 +49,8 @@ re-reading the document for each task (one S3 GET) stays cheap."""
 class OcrSummary:
     """What the OCR step did before grading."""
 
-    cache_uri: str
+    cache_uri: str | None
+    """None: memory only (a private sweep with no named cache folder): nothing written to disk."""
     documents: int = 0
     pages_ocred: int = 0
     pages_cached: int = 0
@@ -84,11 +86,9 @@ def paged_documents(benchmark: str) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def plan_document(uri: str, kind: str, cache_uri: str, limits: InputLimits) -> tuple[list[int], int]:
+def plan_document(uri: str, kind: str, cache_uri: str | None, limits: InputLimits) -> tuple[list[int], int]:
     """(pages of one document that still need OCR, pages already in the cache), read within the
     run's input ``limits``: a document over them plans nothing."""
-    import hashlib
-
     try:
         data = input_limits.read_limited(uri, None, limits)
         input_limits.check_file(kind, data, limits)
@@ -105,13 +105,18 @@ def plan_document(uri: str, kind: str, cache_uri: str, limits: InputLimits) -> t
 
 
 @ray.remote(num_cpus=1, max_retries=2)
-def ocr_pages(uri: str, kind: str, numbers: list[int], cache_uri: str) -> dict[str, Any]:
-    """Recognise some pages of one document into the OCR cache; one CPU (tesseract is single-threaded)."""
+def ocr_pages(uri: str, kind: str, numbers: list[int], cache_uri: str | None) -> dict[str, Any]:
+    """Recognise some pages of one document into the OCR cache; one CPU (tesseract is single-threaded).
+
+    With no cache (``cache_uri`` None: memory only), the pages come back in the result (``held``:
+    the document's hash and each page as JSON) for the driver to hold, and nothing is written."""
     data = fs.read_bytes(uri)
     t0 = time.time()
     with ocr.use_cache(cache_uri):
         pages = ocr.ocr_document_pages(kind, data, numbers)
-    return {"pages": len(pages), "seconds": time.time() - t0, "node": ray.get_runtime_context().get_node_id()}
+    held = None if cache_uri is not None else [p.model_dump_json() for p in pages]
+    return {"pages": len(pages), "seconds": time.time() - t0, "node": ray.get_runtime_context().get_node_id(),
+            "sha": hashlib.sha256(data).hexdigest(), "held": held}
 
 
 def ocr_before_grading(
@@ -123,8 +128,12 @@ def ocr_before_grading(
     progress: bool = True,
     cache_uri: str | None = None,
     limits: InputLimits | None = None,
+    held: dict[tuple[str, int], ocr.PageText] | None = None,
 ) -> OcrSummary:
     """OCR every page of the benchmark that needs it into ``<output>/_ocr`` (or ``cache_uri``), on the cluster.
+
+    ``held`` (memory only, `jobs.sweep.governance.local_caches`): no cache is read or written; the
+    recognised pages are put in it instead, for the benchmark load to find (`ocr.holding`).
 
     ``start_ray`` attaches to the cluster (only called when a page needs OCR). Documents
     are planned within the run's input ``limits`` (defaults when None; module doc). Failures
@@ -132,7 +141,7 @@ def ocr_before_grading(
     and a document that cannot be read at all is reported there by name.
     """
     t0 = time.time()
-    summary = OcrSummary(cache_uri=cache_uri or ocr_cache_uri(output))
+    summary = OcrSummary(cache_uri=None if held is not None else cache_uri or ocr_cache_uri(output))
     documents = paged_documents(benchmark)
     summary.documents = len(documents)
     if not documents:
@@ -161,6 +170,10 @@ def ocr_before_grading(
                         summary.failed.append(f"{uri} pages {numbers}: {type(exc).__name__}: {exc}"[:500])
                         continue
                     summary.pages_ocred += res["pages"]
+                    if held is not None and res["held"] is not None:
+                        for text in res["held"]:
+                            page = ocr.PageText.model_validate_json(text)
+                            held[(res["sha"], page.number)] = page
                     summary.pages_by_node[res["node"]] = summary.pages_by_node.get(res["node"], 0) + res["pages"]
                     bar.advance(task, res["pages"])
     summary.wall_s = time.time() - t0

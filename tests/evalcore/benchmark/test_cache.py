@@ -12,6 +12,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from evalcore.benchmark import cache, documents, ocr
 from evalcore.benchmark.documents import convert
@@ -154,3 +156,16 @@ def test_a_damaged_ocr_page_entry_is_recognised_again_with_one_warning(disk_cach
     assert ocr.engine_pages() == before + 1  # recognised again, and the entry rewritten
     assert ocr.cached_page(sha, 1) == first
     assert len(_warnings(caplog)) == 1
+
+
+@given(data=st.binary(max_size=64), kind=st.sampled_from(sorted(set(documents._KIND_BY_EXTENSION.values()))),
+       page=st.integers(min_value=1, max_value=99_999), other=st.text(max_size=80))
+def test_an_entry_file_name_gives_back_the_hash_of_its_input_and_no_other_name_gives_one(
+    data: bytes, kind: str, page: int, other: str
+) -> None:
+    sha = sha256_bytes(data)
+    assert cache.entry_input(cache.entry_file(Path("/c"), sha, kind).name) == sha
+    assert cache.entry_input(Path(ocr._cache_file("/c", sha, page)).name) == sha
+    assert cache.entry_input(f".{sha}.{kind}.tmp") is None  # a write in progress is no entry
+    found = cache.entry_input(other)
+    assert found is None or (other.startswith(found) and other.endswith(cache.ENTRY_SUFFIX))

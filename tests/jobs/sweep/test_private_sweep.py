@@ -132,3 +132,41 @@ def test_a_private_sweep_leaves_the_benchmarks_text_only_in_the_run_folder_and_t
         assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700, folder
         for name in files:
             assert stat.S_IMODE(os.stat(os.path.join(folder, name)).st_mode) == 0o600, name
+
+
+def test_a_private_sweep_with_no_named_cache_keeps_converted_text_and_ocr_in_memory_only(
+    ray_local, small_sample, tmp_path
+) -> None:
+    """No `cache_dir`: the converted documents stay in the driver's memory and the OCR tasks send
+    their pages back through Ray, so nothing of the benchmark is left beside the run folder (it
+    was: `<output>/_cache/docs/…`, which deleting the run leaves)."""
+    import ray
+
+    sentinel = f"Quillmarrow{secrets.token_hex(6)}"
+    bench = tmp_path / "bench"
+    shutil.copytree(small_sample, bench)
+    _plant(bench, sentinel)
+    out = tmp_path / "out"
+    started = time.time() - 1
+    with start_in_thread(responder=OfflineResponder()) as emus:
+        data = emulated_config(emus.endpoints).public_dict()
+        data["data_governance"] = {"preset": "private"}
+        for entry in (*data["judges"], data["auditor"]):
+            if entry["adapter"] == "openai":
+                entry["model"] = "gpt-5.4"
+        summary = run_sweep(SweepOptions(
+            benchmark=str(bench), submissions=str(bench / "submissions"), output=str(out),
+            config=TribunalConfig.model_validate(data), vendors="emulated", run_id="private", progress=False,
+            shard_size=8, max_in_flight=4,
+        ))
+        sent = "".join(json.dumps(r.body) for v in ("openai", "anthropic", "xai") for r in emus.received(v))
+    assert summary.complete == SMALL_SUBMISSIONS and not summary.failed_shards
+    assert sentinel in sent
+    assert summary.ocr["cache_uri"] is None  # the OCR step wrote no cache: its pages stay in memory
+
+    run = out / "private"
+    assert sorted(p.name for p in out.iterdir()) == ["private"]  # no _cache, no _ocr beside the run
+    session = Path(ray._private.worker._global_node.get_session_dir_path())
+    roots = [Path.home(), Path("/tmp"), session, Path.cwd()]
+    stray = _holding(roots, sentinel.encode(), started, skip=[bench, run])
+    assert stray == [], f"copies of the benchmark's text outside the run folder: {stray}"
