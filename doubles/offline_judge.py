@@ -25,6 +25,7 @@ never pass for a model's. Pure functions: same prompt, same answer.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -251,8 +252,18 @@ def _present(req: _Requirement, index: grounding.SourceIndex) -> bool:
     return grounding.contains_text(index, req.text, 0.8 if long_quote else None)
 
 
+@functools.lru_cache(maxsize=16)
+def _stems(text: str) -> frozenset[str]:
+    """The stems of a deliverable's words. Cached: every criterion of every judge asks it of the
+    same deliverable, and at the lab profile's size (55 criteria x 3 judges, 2,000-word memos)
+    stemming it again each time was half of an offline grading."""
+    return frozenset(grounding.stem(t) for t in grounding.normalise_quote_text(text).split())
+
+
+@functools.lru_cache(maxsize=16)
 def _strip_injection(text: str) -> tuple[str, int]:
-    """The deliverable without sentences that address the grader; and how many were removed."""
+    """The deliverable without sentences that address the grader; and how many were removed
+    (cached like `_stems`: the same deliverable comes with every criterion)."""
     removed = 0
     kept: list[str] = []
     for piece in re.split(r"(?<=[.!?\n])", text):
@@ -305,7 +316,7 @@ def judge_rubric(parsed: ParsedPrompt) -> RubricAnswer:
     needed_groups = _needed_count(pass_clause, len(required))
     forbidden = [r.text for r in reqs if r.negated and _present(r, index)]
     terms = _key_terms(pass_clause, reqs)
-    tokens = {grounding.stem(t) for t in grounding.normalise_quote_text(" ".join(cleaned.values())).split()}
+    tokens = _stems(" ".join(cleaned.values()))
     found_terms = [t for t in terms if t in tokens]
     share = len(found_terms) / len(terms) if terms else 1.0
     pass_values = {(v.kind, v.value) for v in _significant_values(pass_clause)}

@@ -16,13 +16,30 @@ period, percentage or party, each stated once in one source document under its o
 number, every value unique in the task). Every criterion checks one key term: PASS if the memo
 states it with its value and section, FAIL if it is omitted or misstated. Further key terms that
 no criterion checks (*details*) give the memos grounded statements a hallucination can alter
-without changing a verdict. The systems:
+without changing a verdict.
 
-* `lab-strong`     - states every key term correctly: every criterion passes;
-* `lab-average`    - omits 1-3 key terms: those criteria fail;
-* `lab-fluent`     - states every key term, but alters one detail (a material contradiction) and
-                     adds a reference to a section that does not exist: passes, then is gated;
-* `lab-weak`       - omits several key terms and misstates one (a material contradiction).
+The systems spread as real ones do. Published all-pass leaderboards spread over tens of percent,
+and a benchmark whose systems all pass everything (or nothing) exercises neither the audit, the
+ranks nor the tiers (issue 43: at lab size all four systems were tier 1, ranks 1-4, and 3 of 32
+submissions audited). Each system is a `LabSystem`: on the share `all_pass` of the tasks its memo
+states every criterion's key term correctly (every criterion passes); on the others it omits
+`misses` key terms (those criteria fail) and, if `misstates`, misstates one more (a material
+contradiction that fails its criterion). On the share `hallucinated` of the tasks, chosen apart,
+the memo also alters one detail (a material contradiction) and cites a section that does not
+exist (a fabricated source): a memo that passes is then audited and gated. Shares are exact
+quotas, not draws: of N tasks, round(share x N) are chosen (seeded per system), so the planted
+rates are what is configured, to 1/N. The defaults (`LAB_SYSTEMS`):
+
+| system        | all_pass | hallucinated | misses | misstates | planted HC pass (all-pass, not gated) |
+|---------------|----------|--------------|--------|-----------|---------------------------------------|
+| `lab-strong`  | 0.70     | 0.05         | 1-2    | no        | about 0.67                            |
+| `lab-average` | 0.40     | 0.10         | 1-3    | no        | about 0.36                            |
+| `lab-fluent`  | 0.75     | 0.60         | 1-2    | no        | about 0.30 (passes, then gated)       |
+| `lab-weak`    | 0.10     | 0.20         | 4-8    | yes       | about 0.08                            |
+
+At one task these give the four behaviours the profile had before (strong passes, average omits
+1-3, fluent passes and is gated, weak omits and misstates), so a one-task lab is unchanged.
+`generate_lab(..., systems=...)` takes any other spread.
 
 Filler prose in sources and memos contains no digits, so the only numbers, dates and section
 references are the planted ones; a misstated value is drawn until it occurs nowhere in the task.
@@ -31,6 +48,7 @@ The run is a pure function of (tasks, seed).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import email.policy
 import io
@@ -55,7 +73,32 @@ from doubles.synth.ground_truth import (
 ValueKind = Literal["date", "amount", "number", "party"]
 DocFormat = Literal["docx", "pdf", "xlsx", "eml"]
 
-SYSTEMS: tuple[str, ...] = ("lab-strong", "lab-average", "lab-fluent", "lab-weak")
+
+
+@dataclass(frozen=True)
+class LabSystem:
+    """How one planted system writes its memos (see the module doc)."""
+
+    name: str
+    all_pass: float  # share of tasks whose memo states every criterion's key term correctly
+    hallucinated: float  # share of tasks whose memo carries the planted material hallucinations
+    misses: tuple[int, int] = (1, 3)  # how many key terms a memo that does not all-pass omits
+    misstates: bool = False  # whether such a memo also misstates one key term
+
+    def __post_init__(self) -> None:
+        if not (0 <= self.all_pass <= 1 and 0 <= self.hallucinated <= 1):
+            raise ValueError(f"{self.name}: all_pass and hallucinated are shares in [0, 1]")
+        if not 1 <= self.misses[0] <= self.misses[1]:
+            raise ValueError(f"{self.name}: misses must be (low, high) with 1 <= low <= high")
+
+
+LAB_SYSTEMS: tuple[LabSystem, ...] = (
+    LabSystem("lab-strong", all_pass=0.70, hallucinated=0.05, misses=(1, 2)),
+    LabSystem("lab-average", all_pass=0.40, hallucinated=0.10, misses=(1, 3)),
+    LabSystem("lab-fluent", all_pass=0.75, hallucinated=0.60, misses=(1, 2)),
+    LabSystem("lab-weak", all_pass=0.10, hallucinated=0.20, misses=(4, 8), misstates=True),
+)
+SYSTEMS: tuple[str, ...] = tuple(s.name for s in LAB_SYSTEMS)
 CHARS_PER_TOKEN = 4  # the loader's and the prompt budget's estimate
 
 _AREAS: dict[str, tuple[str, str]] = {
@@ -334,22 +377,25 @@ class _Memo:
     supported: list[SupportedSpan]
 
 
-def _memo(task: LabTask, system: str, rng: random.Random, used: set[str], words: int) -> _Memo:
+def _quota(share: float, n: int, rng: random.Random) -> set[int]:
+    """round(share x n) of the task indexes 0..n-1, chosen by `rng` (an exact planted rate)."""
+    return set(rng.sample(range(n), math.floor(share * n + 0.5)))
+
+
+def _memo(task: LabTask, system: LabSystem, all_pass: bool, hallucinated: bool, rng: random.Random,
+          used: set[str], words: int) -> _Memo:
     """One system's memo and its ground truth (see the module doc for the systems)."""
     crit = list(enumerate(task.criteria_terms, start=1))
     omit: set[int] = set()
     misstate: set[int] = set()
-    alter_detail = False
-    fake_reference = False
-    if system == "lab-average":
-        omit = set(rng.sample([i for i, _ in crit], rng.randint(1, 3)))
-    elif system == "lab-fluent":
-        alter_detail = fake_reference = True
-    elif system == "lab-weak":
-        picks = rng.sample([i for i, _ in crit], rng.randint(5, 9))
-        omit, misstate = set(picks[1:]), {picks[0]}
+    alter_detail = fake_reference = hallucinated
+    if not all_pass:
+        extra = 1 if system.misstates else 0
+        n = min(len(crit), rng.randint(system.misses[0] + extra, system.misses[1] + extra))
+        picks = rng.sample([i for i, _ in crit], n)
+        omit, misstate = set(picks[extra:]), set(picks[:extra])
     memo = _Memo([f"MEMORANDUM: {task.title}"], {}, [], [], [])
-    key: dict[str, Any] = {"system": system, "task_id": task.task_id, "deliverable": "memo"}
+    key: dict[str, Any] = {"system": system.name, "task_id": task.task_id, "deliverable": "memo"}
     details = list(task.details)
     altered_detail = rng.randrange(len(details)) if alter_detail else -1
 
@@ -419,20 +465,30 @@ def _gt_kind(term: KeyTerm) -> Literal["date", "amount", "number", "party"]:
 # -------------------------------------------------------------------- the generator
 
 
-def generate_lab(out_root: str | Path, *, tasks: int = 8, seed: int = 0, scale: float = 1.0) -> GroundTruth:
+def generate_lab(
+    out_root: str | Path, *, tasks: int = 8, seed: int = 0, scale: float = 1.0,
+    systems: tuple[LabSystem, ...] = LAB_SYSTEMS,
+) -> GroundTruth:
     """Write a realistic-size benchmark with submissions and ground truth under `out_root`.
 
     `out_root/tasks`, `out_root/submissions` and `out_root/ground_truth.json` are replaced.
-    `scale` multiplies the source sizes (1.0 = the protocol's; a test may use less).
+    `scale` multiplies the source sizes (1.0 = the protocol's; a test may use less). `systems`
+    are the planted systems and their spread (`LAB_SYSTEMS` by default; the module doc).
     """
     if tasks < 1:
         raise ValueError("tasks must be at least 1")
+    if not systems or len({s.name for s in systems}) != len(systems):
+        raise ValueError("systems must be at least one, with distinct names")
+    # Which tasks each system passes and hallucinates on: a generator of its own, so the main
+    # one (tasks, values, memos) does not depend on the spread.
+    passes = {s.name: _quota(s.all_pass, tasks, random.Random(f"lab:{seed}:{s.name}:pass")) for s in systems}
+    halluc = {s.name: _quota(s.hallucinated, tasks, random.Random(f"lab:{seed}:{s.name}:hallucinated")) for s in systems}
     out = Path(out_root)
     for sub in ("tasks", "submissions"):
         if (out / sub).exists():
             shutil.rmtree(out / sub)
     rng = random.Random(f"lab:{seed}")
-    verdicts: dict[str, dict[str, dict[str, str]]] = {s: {} for s in SYSTEMS}
+    verdicts: dict[str, dict[str, dict[str, str]]] = {s.name: {} for s in systems}
     halls: list[Hallucination] = []
     general: list[GeneralKnowledge] = []
     supported: list[SupportedSpan] = []
@@ -458,14 +514,14 @@ def generate_lab(out_root: str | Path, *, tasks: int = 8, seed: int = 0, scale: 
             _write_document(folder / "documents" / name, fmt, paras)
         used = {t.value for t in (*task.criteria_terms, *task.details)}
         words = _lognormal_int(rng, 1000, 5000, 2200)
-        for system in SYSTEMS:
-            memo = _memo(task, system, rng, used, words)
+        for system in systems:
+            memo = _memo(task, system, index in passes[system.name], index in halluc[system.name], rng, used, words)
             text = "\n\n".join(memo.paragraphs) + "\n"
-            path = out / "submissions" / system / task.task_id / "memo.md"
+            path = out / "submissions" / system.name / task.task_id / "memo.md"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-            texts[(system, task.task_id, "memo")] = text
-            verdicts[system][task.task_id] = memo.verdicts
+            texts[(system.name, task.task_id, "memo")] = text
+            verdicts[system.name][task.task_id] = memo.verdicts
             halls += memo.hallucinations
             general += memo.general
             supported += memo.supported
@@ -477,12 +533,13 @@ def generate_lab(out_root: str | Path, *, tasks: int = 8, seed: int = 0, scale: 
         })
     gt = GroundTruth.model_validate({
         "benchmark": f"lab-{seed}",
-        "systems": list(SYSTEMS),
+        "systems": [s.name for s in systems],
         "verdicts": verdicts,
         "hallucinations": [h.model_dump() for h in halls],
         "general_knowledge": [g.model_dump() for g in general],
         "supported": [s.model_dump() for s in supported],
-        "lab": {"seed": seed, "tasks": tasks, "scale": scale, "sizes": sizes},
+        "lab": {"seed": seed, "tasks": tasks, "scale": scale, "sizes": sizes,
+                "systems": [{**dataclasses.asdict(s), "misses": list(s.misses)} for s in systems]},
     })
     problems = span_problems(gt, texts)
     if problems:  # a bug in this module, never an input problem

@@ -4,6 +4,7 @@ truth, seeded, and a grading through the emulators reproduces its ground-truth s
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from doubles.emulators._set import EmulatorSet
 from doubles.emulators.ground_truth import ground_truth_responder
 from doubles.emulators.serve import point_at_emulators
 from doubles.synth.ground_truth import GroundTruth, expected_scores, load_ground_truth
-from doubles.synth.lab import SYSTEMS, generate_lab
+from doubles.synth.lab import LAB_SYSTEMS, SYSTEMS, LabSystem, generate_lab
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
 from evalcore.grading.grade import GradeResult, grade_submission
@@ -61,10 +62,11 @@ def test_lab_ground_truth_is_consistent_with_the_files(lab) -> None:
         value = re.search(r" is (.+) \(Section", h.span)
         planted = value.group(1) if value else "Section 97.4"
         assert planted not in sources[h.task_id], h.span
-    assert all(v == "pass" for task in gt.verdicts["lab-strong"].values() for v in task.values())
-    assert all(v == "pass" for task in gt.verdicts["lab-fluent"].values() for v in task.values())
+    for system in LAB_SYSTEMS:  # the planted rates are the configured quotas (2 tasks: round(share x 2))
+        passed = sum(all(v == "pass" for v in task.values()) for task in gt.verdicts[system.name].values())
+        assert passed == math.floor(system.all_pass * 2 + 0.5), system.name
     assert all("fail" in task.values() for task in gt.verdicts["lab-weak"].values())
-    assert all(any(h.materiality == "material" for h in gt.hallucinations_for("lab-fluent", t)) for t in tasks)
+    assert any(any(h.materiality == "material" for h in gt.hallucinations_for("lab-fluent", t)) for t in tasks)
 
 
 def test_lab_generation_is_a_pure_function_of_the_seed(lab, tmp_path) -> None:
@@ -104,3 +106,34 @@ def test_grading_a_lab_task_through_the_emulators_reproduces_its_ground_truth(tm
             exp.task_score, pytest.approx(exp.criterion_pass_rate), exp.audited, exp.material_flags, exp.gated
         ), row.submission_id
     assert {r.row.system for r in results if r.row.gated} == {"lab-fluent"}
+
+
+def _planted_rates(gt: GroundTruth) -> dict[str, tuple[float, float]]:
+    """(all-pass rate, share of tasks with a material hallucination) of each system, from its ground truth."""
+    out = {}
+    for system, by_task in gt.verdicts.items():
+        passed = sum(all(v == "pass" for v in verdicts.values()) for verdicts in by_task.values())
+        hallucinated = sum(any(h.materiality == "material" for h in gt.hallucinations_for(system, t)) for t in by_task)
+        out[system] = (passed / len(by_task), hallucinated / len(by_task))
+    return out
+
+
+def test_lab_systems_spread_their_all_pass_and_hallucination_rates_as_configured(tmp_path: Path) -> None:
+    """Issue 43: every lab system passed all (or none) of its tasks, so the leaderboard could
+    separate nothing. The planted rates are the configured quotas: round(share x N) of N tasks."""
+    gt = generate_lab(tmp_path / "default", tasks=10, seed=2, scale=0.02)
+    rates = _planted_rates(gt)
+    for system in LAB_SYSTEMS:
+        assert rates[system.name][0] == math.floor(system.all_pass * 10 + 0.5) / 10, system.name
+    assert rates["lab-fluent"][1] == 0.6 and rates["lab-strong"][1] == 0.1
+    assert len({r[0] for r in rates.values()}) == len(LAB_SYSTEMS)  # four different all-pass rates
+    assert (gt.model_extra or {})["lab"]["systems"][0] == {
+        "name": "lab-strong", "all_pass": 0.7, "hallucinated": 0.05, "misses": [1, 2], "misstates": False}
+    custom = (LabSystem("x", all_pass=0.2, hallucinated=0.0), LabSystem("y", all_pass=0.9, hallucinated=0.5))
+    rates = _planted_rates(generate_lab(tmp_path / "custom", tasks=10, seed=2, scale=0.02, systems=custom))
+    assert rates == {"x": (0.2, 0.0), "y": (0.9, 0.5)}
+
+
+def test_a_lab_system_with_a_share_outside_zero_to_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="bad: all_pass"):
+        LabSystem("bad", all_pass=1.5, hallucinated=0.0)
