@@ -89,7 +89,8 @@ def find_quotes(text: str) -> list[_Quote]:
 _ELLIPSIS = re.compile(r"\.\s?\.\s?\.|…|\[[^\]]*\]")
 
 
-def _quote_segments(body: str) -> list[str]:
+def quote_segments(body: str) -> list[str]:
+    """A quotation's parts between ellipses (`...`, `…`, `[...]`), each normalised (`normalise_quote_text`)."""
     segs = [normalise_quote_text(s) for s in _ELLIPSIS.split(body)]
     return [s for s in segs if s]
 
@@ -174,7 +175,7 @@ def best_alignment(quote_tokens: list[str], index: SourceIndex) -> _Alignment | 
 
 def quote_finding(q: _Quote, name: str, text: str, index: SourceIndex) -> GroundingFinding | None:
     """The finding for one quotation; None when every segment of it occurs in one source."""
-    segments = _quote_segments(q.text)
+    segments = quote_segments(q.text)
     if not segments:
         return None
     for doc in index.norm:

@@ -41,6 +41,7 @@ from starlette.routing import Route
 from evalcore.errors import TribunalError
 from evalcore.grading import scoring
 from evalcore.results.adjudications import MAX_REASON_CHARS, Adjudication, AdjudicationLoad, Decision
+from jobs.review.citations import cite, quoted_parts
 from jobs.review.context import Sources, find_document, mark, page_text
 from jobs.review.decisions import DecisionLog, history
 from jobs.review.impact import Scorer, rank_by_impact
@@ -201,6 +202,12 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
         names = (criterion.deliverables if criterion and criterion.deliverables else list(texts))
         context["texts"] = [(n, texts[n]) for n in names if n in texts]
         context["max_chars"] = MAX_DELIVERABLE_CHARS
+        # the passages the judges' reasonings quote, marked with who quoted them (`citations`)
+        reasonings = [(v["judge"], v["reasoning"] or "") for v in context["verdicts"]]
+        context["cited"] = {n: cite(d.text, reasonings, MAX_DELIVERABLE_CHARS)
+                            for n, d in context["texts"] if not d.missing}
+        context["quoted"] = sum(len(quoted_parts(r)) for _, r in reasonings)
+        context["quotes_found"] = any(c.found for c in context["cited"].values())
         judge_row = next((v for v in context["verdicts"] if v["judge"] == item.judge), None)
         context["judge_verdict"] = judge_row["verdict"] if judge_row else None
     offered = choices(item)
