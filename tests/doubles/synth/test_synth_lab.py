@@ -62,9 +62,9 @@ def test_lab_ground_truth_is_consistent_with_the_files(lab) -> None:
         value = re.search(r" is (.+) \(Section", h.span)
         planted = value.group(1) if value else "Section 97.4"
         assert planted not in sources[h.task_id], h.span
-    for system in LAB_SYSTEMS:  # the planted rates are the configured quotas (2 tasks: round(share x 2))
-        passed = sum(all(v == "pass" for v in task.values()) for task in gt.verdicts[system.name].values())
-        assert passed == math.floor(system.all_pass * 2 + 0.5), system.name
+    for planted in LAB_SYSTEMS:  # the planted rates are the configured quotas (2 tasks: round(share x 2))
+        passed = sum(all(v == "pass" for v in task.values()) for task in gt.verdicts[planted.name].values())
+        assert passed == math.floor(planted.all_pass * 2 + 0.5), planted.name
     assert all("fail" in task.values() for task in gt.verdicts["lab-weak"].values())
     assert any(any(h.materiality == "material" for h in gt.hallucinations_for("lab-fluent", t)) for t in tasks)
 
