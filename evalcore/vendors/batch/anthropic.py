@@ -143,7 +143,8 @@ class AnthropicBatch(AnthropicVendor):
             if result.type == "succeeded":
                 usage, text, problem = read_message(result.message)
                 out.append(BatchItemResult(custom_id=item.custom_id, status="succeeded", text=text,
-                                           problem=problem, usage=usage, request_id=result.message.id))
+                                           problem=problem, usage=usage, request_id=result.message.id,
+                                           capped=result.message.stop_reason == "max_tokens"))
             elif result.type == "errored":
                 err = result.error.error
                 out.append(BatchItemResult(custom_id=item.custom_id, status="errored",

@@ -26,7 +26,7 @@ import openai
 from openai.types.responses import Response
 from pydantic import BaseModel
 
-from evalcore.vendors.adapters.openai import OpenAIVendor, read_response
+from evalcore.vendors.adapters.openai import OpenAIVendor, read_response, stopped_at_cap
 from evalcore.vendors.batch.journal import VendorObject
 from evalcore.vendors.batch.protocol import (
     BatchItemResult,
@@ -212,7 +212,7 @@ class OpenAIBatch(OpenAIVendor):
             parsed = Response.model_validate(response.get("body") or {})
             usage, text, problem = read_response(parsed)
             return BatchItemResult(custom_id=cid, status="succeeded", text=text, problem=problem, usage=usage,
-                                   request_id=response.get("request_id") or parsed.id)
+                                   request_id=response.get("request_id") or parsed.id, capped=stopped_at_cap(parsed))
         status: ItemStatus = "errored"
         message = "errored"
         if error is not None:

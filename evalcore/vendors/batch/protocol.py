@@ -99,6 +99,8 @@ class BatchItemResult(BaseModel):
     status: ItemStatus
     text: str = ""
     problem: str | None = None
+    capped: bool = Field(default=False, description="The answer stopped at its output-token cap (`problem` says "
+                         "so): the queue sends it again once at a larger cap.")
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = Field(default=None, description="Vendor-reported cost (xAI), else priced.")
     request_id: str | None = None

@@ -84,10 +84,11 @@ from pydantic import BaseModel
 from evalcore.call_accounting import AWAITING_MARK
 from evalcore.config.models import BatchConfig, BatchLimits
 from evalcore.cost.cost_cap import Ledger, refusal, worst_case_usd
-from evalcore.errors import ErrorKind, TribunalError, VendorError
+from evalcore.errors import CappedAttempt, ErrorKind, TribunalError, VendorError
 from evalcore.vendors.adapters.common import BadOutput, validate_output
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, SplitCause, VendorObject
 from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus, ListedBatch, SubmitOptions
+from evalcore.vendors.output_cap import retry_cap
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T, Usage, Vendor, complete_each
 from evalcore.vendors.retry import Failure, RetryState, next_delay
 
@@ -329,6 +330,7 @@ class BatchingVendor:
         cid = custom_id(request)
         resent = False  # its batch was lost (404) and it was sent again: not a second time
         refusals = 0  # batches of it refused at the vendor's batch queue limit
+        capped: list[CappedAttempt] = []  # attempts that stopped at their output cap (retried once, larger)
         while True:
             state.attempts += 1
             try:
@@ -345,7 +347,15 @@ class BatchingVendor:
                     self._confirm(batch_id)
                 if item is None:
                     raise _SubmitFailed(ErrorKind.TRANSIENT, f"batch {batch_id} returned no result for the request")
-                reply = self._reply(item, schema, tried, state, billed, cost)
+                larger = self._larger_cap(item, request) if not capped else None
+                if larger is not None:  # stopped at its cap: its own paid row, and once more at a larger cap
+                    capped.append(self._capped_attempt(item, request, larger, tried))
+                    self._mark(batch_id, cid, "bad_output")
+                    request = request.model_copy(update={"max_output_tokens": larger})
+                    state.attempts -= 1  # not a failure of the request's: it was answered, too short
+                    self.stats["truncated_retries"] += 1
+                    continue
+                reply = self._reply(item, schema, tried, state, billed, cost, capped)
                 if isinstance(reply, JudgeReply):
                     self.stats["succeeded"] += 1
                     return reply
@@ -394,7 +404,7 @@ class BatchingVendor:
                     request_id=request_id,
                     billed_tokens=(billed.input_tokens, billed.cached_input_tokens, billed.output_tokens,
                                    billed.reasoning_tokens),
-                    cost_usd=cost,
+                    cost_usd=cost, capped=tuple(capped),
                 )
             log.info("%s: batch attempt %d failed (%s), retrying: %s", self.name, state.attempts,
                      failure.kind.value, failure.cause)
@@ -429,6 +439,24 @@ class BatchingVendor:
             await self.online.aclose()
 
     # ------------------------------------------------------------------ answers
+    def _larger_cap(self, item: BatchItemResult, request: JudgeRequest) -> int | None:
+        """The cap of the one retry of an answer that stopped at its cap, or None (not capped, or the
+        cap cannot grow): the online rule (`evalcore.vendors.output_cap.retry_cap`)."""
+        if item.status != "succeeded" or not item.capped:
+            return None
+        return retry_cap(request.max_output_tokens or self.cfg.max_output_tokens)
+
+    def _capped_attempt(self, item: BatchItemResult, request: JudgeRequest, larger: int,
+                        tried: list[str]) -> CappedAttempt:
+        """The truncated answer as its own paid attempt (a `truncated` row of the calls table)."""
+        started_at, ended_at = self._span(tried[-1:], time.time())
+        return CappedAttempt(
+            max_output_tokens=request.max_output_tokens or self.cfg.max_output_tokens,
+            reason=f"{self.api.redact(item.problem or 'truncated output')}; retried at a {larger:,}-token cap",
+            usage=item.usage.model_dump(), cost_usd=self._billed(item), request_id=item.request_id,
+            started_at=started_at, ended_at=ended_at,
+        )
+
     def _reply(
         self,
         item: BatchItemResult,
@@ -437,6 +465,7 @@ class BatchingVendor:
         state: RetryState,
         billed: Usage,
         cost: float,
+        capped: list[CappedAttempt] | None = None,
     ) -> JudgeReply[T] | tuple[Usage, float, str | None]:
         """The reply, or (billed usage, cost, request id) so far when the answer is unusable.
 
@@ -467,6 +496,7 @@ class BatchingVendor:
             vendor=self.name,
             model=self.model,
             batch_id=batch_id,
+            capped=list(capped or []),
         )
 
     def _span(self, tried: list[str], now: float) -> tuple[float, float]:

@@ -135,7 +135,8 @@ class XAIBatch(XAIVendor):
                     usage, text, problem = read_chat_response(response)
                     out.append(BatchItemResult(custom_id=result.batch_request_id, status="succeeded", text=text,
                                                problem=problem, usage=usage, cost_usd=response.cost_usd,
-                                               request_id=response.id or None))
+                                               request_id=response.id or None,
+                                               capped=response.finish_reason == "REASON_MAX_LEN"))
                     continue
                 code = result.proto.error.code
                 status: ItemStatus = (

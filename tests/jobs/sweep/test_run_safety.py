@@ -210,12 +210,14 @@ def test_a_sweep_killed_at_any_point_then_resumed_never_overwrites_a_file_of_the
 
 
 def _scores(lb: dict) -> dict:
-    """The leaderboard but the calls tallied per vendor (a resumed run has its second attempt's
-    preflight and reused rows besides: counted, free)."""
-    def strip(rows: list[dict]) -> list[dict]:
-        return [{k: v for k, v in r.items() if k != "cost_by_vendor"} for r in rows]
+    """The leaderboard but the calls tallied per vendor and per vendor and purpose (a resumed run
+    has its second attempt's preflight and reused rows besides: counted, free)."""
+    tallies = ("cost_by_vendor", "cost_by_purpose")
 
-    return {**{k: v for k, v in lb.items() if k != "cost_by_vendor"},
+    def strip(rows: list[dict]) -> list[dict]:
+        return [{k: v for k, v in r.items() if k not in tallies} for r in rows]
+
+    return {**{k: v for k, v in lb.items() if k not in tallies},
             "systems": strip(lb["systems"]), "by_area": strip(lb["by_area"])}
 
 

@@ -61,8 +61,10 @@ def test_a_capped_sweep_stops_under_the_cap_and_the_next_run_finishes_without_pa
 ) -> None:
     base = emulated_config(emulators.endpoints)
     # a few calls on the wire per vendor, small output allowances: the in-flight worst cases stay
-    # well under the cap, so the first run gets part of the way before stopping
-    small = {"max_in_flight": 4, "max_output_tokens": 600}
+    # well under the cap, so the first run gets part of the way before stopping. The cap reserves
+    # each call at its output cap, which the reasoning effort sizes (`evalcore.vendors.output_cap`:
+    # medium reserves 4,352 tokens a call): no reasoning keeps the cap at the configured 600
+    small = {"max_in_flight": 4, "max_output_tokens": 600, "reasoning_effort": "none"}
     cfg = base.model_copy(update={"judges": [j.model_copy(update=small) for j in base.judges],
                                   "auditor": base.auditor.model_copy(update={"max_in_flight": 2})})
     cap = CAP_ONLINE
@@ -100,7 +102,7 @@ def test_a_capped_batch_sweep_submits_no_batch_that_could_cross_the_cap_and_the_
     ray_local, emulators, small_sample, tmp_path
 ) -> None:
     base = emulated_config(emulators.endpoints)
-    small = {"max_output_tokens": 600}
+    small = {"max_output_tokens": 600, "reasoning_effort": "low"}  # each call reserved at 2,304 output tokens (above)
     cfg = with_batch(base.model_copy(update={"judges": [j.model_copy(update=small) for j in base.judges],
                                              "auditor": base.auditor.model_copy(update=small)}), True)
     cfg = cfg.model_copy(update={"batch": cfg.batch.model_copy(update={"flush_interval_s": 0.3,

@@ -351,3 +351,25 @@ async def test_a_batch_is_named_at_the_vendor_by_an_opaque_hash_the_journal_keep
             assert names[0] == record.label  # a later run finds the batch by it (BatchAPI.find)
             assert re.fullmatch(r"[0-9a-f]{32}", record.label)
             assert not any(part in name for name in names for part in ("acme", "0123456789ab", "run-", adapter))
+
+
+async def test_an_answer_that_stopped_at_its_cap_in_a_batch_is_sent_once_more_at_a_larger_cap(tmp_path) -> None:
+    """As online (`evalcore.vendors.output_cap`): OpenAI counts reasoning inside `max_output_tokens`,
+    so a batch answer can end `incomplete`; it is its own paid attempt and the request goes into a
+    later batch at twice the cap, whose answer is the verdict (not a bad output retried at the same
+    cap, which would stop again)."""
+    config = EmulatorConfig(price=PRICE, reasoning_tokens={"low": 700})  # more than the first cap holds
+    async with EmulatorSet(config, responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("openai", emus.endpoints()["openai"], reasoning_effort="low")
+        vendor = batching(cfg, str(tmp_path))
+        try:
+            [reply] = await vendor.complete_many([request(0).model_copy(update={"max_output_tokens": 600})], Verdict)
+        finally:
+            await vendor.aclose()
+        store = emus.by_vendor()["openai"].batches
+    assert not isinstance(reply, VendorError) and reply.output.verdict == "met"
+    assert store.creates == 2  # the capped answer's batch, then the retry's
+    [attempt] = reply.capped
+    assert attempt.max_output_tokens == 600 and "1,200-token cap" in attempt.reason
+    assert attempt.usage["output_tokens"] == 600 and attempt.cost_usd > 0
+    assert reply.usage.output_tokens > 600  # the retry's own answer, priced apart from the capped one
