@@ -40,7 +40,13 @@ from evalcore.config.models import VendorMode
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard
-from evalcore.storage.run_folder import LEADERBOARD_JSON, LEADERBOARD_PARQUET
+from evalcore.storage.run_folder import (
+    ADJUDICATIONS,
+    LEADERBOARD_JSON,
+    LEADERBOARD_PARQUET,
+    LEADERBOARD_RAW_JSON,
+    LEADERBOARD_RAW_PARQUET,
+)
 from evalcore.storage.store import read_table
 from jobs.cli.app import app
 from jobs.per_run.reduce import open_table, reduce_run
@@ -318,10 +324,10 @@ def test_a_reviewer_decides_by_keyboard_finds_the_decisions_kept_after_reload_an
     items = ReviewState(str(run)).queue  # as served: ranked by impact (sample 20)
     material = [i for i in items if i.section == "material"]
     split = [i for i in items if i.section == "split"]
-    assert len(material) == 3 and split, "the demo personas must give material flags and split criteria"
-    first, second, third = material  # the three of one submission: decided, its gate lifts
+    assert len(material) == 2 and split, "the demo personas must give material flags and split criteria"
+    first, second = material  # the two of one submission: decided, its gate lifts
     criterion = split[0]
-    assert (first.n, second.n, third.n) == (0, 1, 2) and len({i.grading_id for i in material}) == 1
+    assert (first.n, second.n) == (0, 1) and len({i.grading_id for i in material}) == 1
     reduce_run(str(run))  # the leaderboard before any decision
     raw_json, raw_parquet = (run / LEADERBOARD_JSON).read_bytes(), (run / LEADERBOARD_PARQUET).read_bytes()
     with serving(str(run)) as url, sync_playwright() as p:
@@ -359,15 +365,10 @@ def test_a_reviewer_decides_by_keyboard_finds_the_decisions_kept_after_reload_an
         expect(page.locator("#materiality-target")).to_have_text("minor")
         page.keyboard.type("a slip in a side remark, nothing turns on it")
         page.keyboard.press("Enter")
-        page.wait_for_url(f"{url}item/{third.n}")  # after a decision: the next item in the queue
-
-        page.keyboard.press("o")  # 3: overturn the last material flag
-        page.keyboard.type("the clause is quoted word for word from the lease")
-        page.keyboard.press("Enter")
-        page.wait_for_url(f"{url}item/{third.n + 1}")
+        page.wait_for_url(f"{url}item/{second.n + 1}")  # after a decision: the next undecided item
 
         page.goto(f"{url}item/{criterion.n}")
-        page.keyboard.press("f")  # 4: the criterion fails for the whole panel
+        page.keyboard.press("f")  # 3: the criterion fails for the whole panel
         page.keyboard.type("the memo never states the figure")
         page.keyboard.press("Enter")
         page.wait_for_url(f"{url}item/{criterion.n + 1}")
@@ -386,22 +387,21 @@ def test_a_reviewer_decides_by_keyboard_finds_the_decisions_kept_after_reload_an
         page.goto(f"{url}item/{criterion.n}")
         expect(page.locator("#in-force")).to_contain_text("Decided: fail")
         page.goto(url)
-        expect(page.locator("#decided-count")).to_have_text("4")
-        expect(page.locator("#queue tr.decided")).to_have_count(4)
+        expect(page.locator("#decided-count")).to_have_text("3")
+        expect(page.locator("#queue tr.decided")).to_have_count(3)
         page.screenshot(path=str(tmp_path / "queue.png"), full_page=True)
         browser.close()
 
     assert errors == []
     assert all(r.startswith(url) or r.startswith("data:") for r in requests), requests
     files = sorted((run / "adjudications").glob("*.json"))
-    assert len(files) == 4
+    assert len(files) == 3
     loaded = adj.load(str(run))
     assert loaded.problems == []
     got = {d.item: (d.decision, d.materiality, d.reviewer, d.reason) for d in loaded.decisions}
     assert got == {
         first.key: ("overturned", None, "Ada Expert", "the date is in the renewal e-mail, so not invented"),
         second.key: ("materiality", "minor", "Ada Expert", "a slip in a side remark, nothing turns on it"),
-        third.key: ("overturned", None, "Ada Expert", "the clause is quoted word for word from the lease"),
         criterion.key: ("fail", None, "Ada Expert", "the memo never states the figure"),
     }
 
@@ -413,7 +413,7 @@ def test_a_reviewer_decides_by_keyboard_finds_the_decisions_kept_after_reload_an
     assert expected[first.system] != raw_rate[first.system], "the lifted gate must move the system's rate"
     result = CliRunner().invoke(app, ["reduce", str(run)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "adjudicated: 4 item(s) decided" in result.output
+    assert "adjudicated: 3 item(s) decided" in result.output
     after = Leaderboard.model_validate_json((run / LEADERBOARD_JSON).read_bytes())
     assert {r.system: r.hc_pass_rate.value for r in after.systems} == pytest.approx(expected)
     for r in after.systems:  # competition ranking by the headline, decisions applied
@@ -426,10 +426,12 @@ def test_a_reviewer_decides_by_keyboard_finds_the_decisions_kept_after_reload_an
     for r in raw.systems:
         if r.system in moved:
             assert moved[r.system][0] == pytest.approx(r.hc_pass_rate.value) and moved[r.system][2] == r.rank
+    in_force = (run / LEADERBOARD_JSON).read_bytes()
     result = CliRunner().invoke(app, ["reduce", str(run), "--no-adjudications"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert (run / LEADERBOARD_JSON).read_bytes() == raw_json
-    assert (run / LEADERBOARD_PARQUET).read_bytes() == raw_parquet
+    assert (run / LEADERBOARD_RAW_JSON).read_bytes() == raw_json  # the raw view, written apart
+    assert (run / LEADERBOARD_RAW_PARQUET).read_bytes() == raw_parquet
+    assert (run / LEADERBOARD_JSON).read_bytes() == in_force  # the files in force are left as they were
 
 
 def _expected_rates_after(
@@ -539,7 +541,7 @@ def test_a_decision_without_reviewer_or_reason_or_from_another_origin_is_refused
 @pytest.mark.s3
 def test_two_reviewers_deciding_at_once_on_an_s3_run_lose_no_decision(swept: Path, s3_server: str, tmp_path: Path) -> None:
     local = tmp_path / "run"
-    shutil.copytree(swept, local, ignore=shutil.ignore_patterns(adj.FOLDER))
+    shutil.copytree(swept, local, ignore=shutil.ignore_patterns(ADJUDICATIONS))
     bucket = create_bucket(s3_server)
     upload_tree(s3_server, local, bucket, "runs/review")
     uri = f"s3://{bucket}/runs/review"
