@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.console import Console
 
 from evalcore.storage.run_folder import open_run
 from evalcore.vendors.batch.journal import PurgeRecord, VendorObject
 
-if TYPE_CHECKING:
-    from jobs.per_run.purge import LocalPurge
+
+class LocalPurge(Protocol):
+    """What `jobs.per_run.purge.LocalPurge` holds, as shown here. A protocol, not that class: the
+    purge prints through this module, so importing it back would close an import circle."""
+
+    folders: list[str]
+    inputs: int
+    deleted: list[str]
+    problems: list[str]
 
 _KIND = {"input_file": "input file", "output_file": "output file", "error_file": "error file", "batch": "batch"}
 
