@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Any, Literal, TypedDict, cast
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,23 @@ class CallIds(TypedDict):
     submission_id: str
     system: str
     task_id: str
+
+
+class RequestIds(TypedDict):
+    """What a `calls` row says of its request: which call of which entry (`call_identity`)."""
+
+    request_hash: str
+    vendor: str
+    family: str
+    model: str
+    purpose: Literal["rubric", "detect", "verify", "preflight"]
+    criterion_id: str | None
+
+
+def call_identity(cfg: VendorConfig, request: JudgeRequest, criterion_id: str | None) -> RequestIds:
+    """The request's columns of every row of a call (its truncated attempts' and its own)."""
+    return RequestIds(request_hash=request.request_hash, vendor=cfg.name, family=cfg.family, model=cfg.model,
+                      purpose=request.purpose, criterion_id=criterion_id)
 
 
 class GradingIds(CallIds):
@@ -103,12 +120,7 @@ def capped_row(ctx: GradingContext, cfg: VendorConfig, request: JudgeRequest, at
     usage = Usage(**attempt.usage)
     return CallRow(
         **ctx.call_ids(),
-        request_hash=request.request_hash,
-        vendor=cfg.name,
-        family=cfg.family,
-        model=cfg.model,
-        purpose=request.purpose,
-        criterion_id=criterion_id,
+        **call_identity(cfg, request, criterion_id),
         started_at=attempt.started_at,
         ended_at=attempt.ended_at,
         outcome="truncated",
@@ -185,12 +197,7 @@ def call_row(
         tokens_in, cached, tokens_out, reasoning = result.billed_tokens
         return CallRow(
             **ctx.call_ids(),
-            request_hash=request.request_hash,
-            vendor=cfg.name,
-            family=cfg.family,
-            model=cfg.model,
-            purpose=request.purpose,
-            criterion_id=criterion_id,
+            **call_identity(cfg, request, criterion_id),
             started_at=started,
             ended_at=ended,
             outcome=cast(CallOutcome, result.kind.value),
@@ -215,12 +222,7 @@ def call_row(
     started = min(started, result.ended_at)
     return CallRow(
         **ctx.call_ids(),
-        request_hash=request.request_hash,
-        vendor=cfg.name,
-        family=cfg.family,
-        model=cfg.model,
-        purpose=request.purpose,
-        criterion_id=criterion_id,
+        **call_identity(cfg, request, criterion_id),
         started_at=started,
         ended_at=result.ended_at,
         outcome="ok",
