@@ -29,6 +29,7 @@ from typer.testing import CliRunner
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import start_in_thread
 from evalcore.benchmark.loader import load_benchmark
+from evalcore.prompts import parse_prompt
 from evalcore.storage import fs
 from evalcore.storage.store import RunRecord, read_json, read_table
 from jobs.cli.app import app
@@ -239,7 +240,11 @@ class _HoldRequests:
             self.holding.set()
         self.stalled = threading.Event()
         """Set once a request is held."""
+        self.both_shards = threading.Event()
+        """Set once requests of more than one shard's submissions are held (two a shard: three or
+        more deliverables), so both shards of the window are in flight at the vendors."""
         self._held: list[asyncio.Event] = []
+        self._deliverables: set[str] = set()
 
     async def __call__(self, request):  # type: ignore[no-untyped-def]
         preflight = set((request.json_schema or {}).get("properties", {})) == {"ok"}  # PreflightAnswer
@@ -247,6 +252,9 @@ class _HoldRequests:
             held = asyncio.Event()
             self._held.append(held)
             self.stalled.set()
+            self._deliverables.update(b.text for b in parse_prompt(request.system, request.user).of_kind("deliverable"))
+            if len(self._deliverables) > 2:
+                self.both_shards.set()
             await held.wait()
         return self.inner(request)
 
@@ -437,7 +445,9 @@ def test_a_second_ctrl_c_cancels_the_shards_in_flight_and_the_next_run_grades_th
                                 start_new_session=True, cwd=cwd)
         assert proc.stderr is not None
         try:
-            assert stall.stalled.wait(timeout=PROGRESS_DEADLINE_S), "no shard reached the vendors"
+            # both shards of the window at the vendors: one is sent before the preflight, the other
+            # once it passed, so the first held call may come before the second shard is sent
+            assert stall.both_shards.wait(timeout=PROGRESS_DEADLINE_S), "the two shards never reached the vendors"
             proc.send_signal(signal.SIGINT)
             seen = []
             for line in proc.stderr:  # the driver acknowledges the first Ctrl-C, then we press again
