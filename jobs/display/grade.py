@@ -12,6 +12,13 @@ from evalcore.grading.grade import GradeResult
 from jobs.display.tables import Block, Cell, Column, TableSpec, emit
 
 
+def flags_table() -> TableSpec:
+    """The empty table of a grading's flags (`tribunal grade` and `tribunal show` fill it)."""
+    return TableSpec([Column("#", "number", ("flag_index",)), Column("span", "text"), Column("category", "id"),
+                      Column("evidence", "text"), Column("stage 2", "text"), Column("rationale", "text")],
+                     title="Stage B: hallucination flags (stage 1 as raised, stage 2 decision)", show_lines=True, key=0)
+
+
 def render_grade(result: GradeResult, console: Console) -> None:
     """Every verdict per judge with its reasoning, every flag with its evidence, then the scores.
 
@@ -33,10 +40,7 @@ def render_grade(result: GradeResult, console: Console) -> None:
     elif not result.flags:
         blocks.append(Text("Stage B: no flags raised.", style="green"))
     else:
-        flags = TableSpec([Column("#", "number", ("flag_index",)), Column("span", "text"), Column("category", "id"),
-                           Column("evidence", "text"), Column("stage 2", "text"), Column("rationale", "text")],
-                          title="Stage B: hallucination flags (stage 1 as raised, stage 2 decision)", show_lines=True,
-                          key=0)
+        flags = flags_table()
         for f in result.flags:
             evidence = evidence_text(f.evidence_document, f.evidence_page, f.evidence_passage)
             decision = f.status + (f" / {f.materiality}" if f.materiality else "")

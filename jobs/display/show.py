@@ -12,7 +12,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from jobs.display.grade import evidence_text, scores_table
+from jobs.display.grade import evidence_text, flags_table, scores_table
 from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 from jobs.per_run.show import DecisionNote, ShownSubmission
 
@@ -51,10 +51,7 @@ def show_blocks(s: ShownSubmission) -> list[Block]:
     elif not s.flags:
         blocks.append(Text("Stage B: no flags raised.", style="green"))
     else:
-        flags = TableSpec([Column("#", "number", ("flag_index",)), Column("span", "text"), Column("category", "id"),
-                           Column("evidence", "text"), Column("stage 2", "text"), Column("rationale", "text")],
-                          title="Stage B: hallucination flags (stage 1 as raised, stage 2 decision)", show_lines=True,
-                          key=0)
+        flags = flags_table()
         for f in s.flags:
             decision = f.status + (f" / {f.materiality}" if f.materiality else "")
             if f.status == "merged" and f.merged_into is not None:

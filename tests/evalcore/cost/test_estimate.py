@@ -40,6 +40,7 @@ from evalcore.vendors.batch.journal import BatchJournal
 from evalcore.vendors.batch.queue import BatchingVendor
 from evalcore.vendors.protocol import Vendor
 from evalcore.vendors.registry import create_batch_api, create_vendor
+from tests.evalcore.cost.lab_run import grade_lab
 
 SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample"
 
@@ -48,33 +49,7 @@ SAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sample"
 def graded_lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("lab")
     generate_lab(root, tasks=1, seed=21, scale=0.3)
-    gt = load_ground_truth(root / "ground_truth.json")
-    tasks = load_benchmark(str(root)).task_map()
-    subs = load_submissions(str(root / "submissions"), tasks).submissions
-    owner = {d.text: (s.system, s.task_id) for s in subs for d in s.deliverables.values() if not d.missing}
-
-    async def run() -> tuple[list[GradeResult], Any]:
-        emu_cfg = EmulatorConfig(latency=FixedLatency(0.02))
-        async with EmulatorSet(emu_cfg, responder=ground_truth_responder(gt, owner)) as emus:
-            cfg = point_at_emulators(load_config(vendors="real"), emus.endpoints())
-            vendors = {v.name: create_vendor(v) for v in cfg.vendors()}
-            try:
-                results = await asyncio.gather(*(grade_submission(tasks[s.task_id], s, cfg, vendors) for s in subs))
-            finally:
-                for v in vendors.values():
-                    await v.aclose()
-            return list(results), cfg
-
-    results, cfg = asyncio.run(run())
-    run_uri = str(root / "run")
-    write_json(f"{run_uri}/run.json", {"run_id": "est"})
-    write_shard(run_uri, "part-000000-all", {
-        "submissions": [r.submission for r in results],
-        "verdicts": [v for r in results for v in r.verdicts],
-        "flags": [f for r in results for f in r.flags],
-        "calls": [c for r in results for c in r.calls],
-    })
-    return {"tasks": tasks, "subs": subs, "results": results, "cfg": cfg, "run": run_uri, "root": root}
+    return grade_lab(root, EmulatorConfig(latency=FixedLatency(0.02)), "est")
 
 
 @pytest.fixture(scope="module")

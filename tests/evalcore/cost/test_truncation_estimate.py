@@ -6,26 +6,17 @@ emulator's default, so about one call in ten stops at its sized cap."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from typing import Any
 
 import pytest
 
 from doubles.emulators import EmulatorConfig, FixedLatency
-from doubles.emulators._set import EmulatorSet
-from doubles.emulators.ground_truth import ground_truth_responder
-from doubles.emulators.serve import point_at_emulators
-from doubles.synth.ground_truth import load_ground_truth
 from doubles.synth.lab import generate_lab
-from evalcore.benchmark.loader import load_benchmark
-from evalcore.config.load import load_config
 from evalcore.cost.estimate import OutputModel, estimate
 from evalcore.grading.calls import truncation_rates
-from evalcore.grading.grade import GradeResult, grade_submission
-from evalcore.storage.store import read_table, write_json, write_shard
-from evalcore.submissions.loader import load_submissions
-from evalcore.vendors.registry import create_vendor
+from evalcore.storage.store import read_table
+from tests.evalcore.cost.lab_run import grade_lab
 
 REASONING = {"medium": {"median": 3000, "sigma": 0.3}}
 """P(reasoning > the rubric's 4,352-token cap) ~ 11 %; above its 8,704-token retry cap ~ 0.02 %."""
@@ -35,33 +26,7 @@ REASONING = {"medium": {"median": 3000, "sigma": 0.3}}
 def truncating_lab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("lab")
     generate_lab(root, tasks=1, seed=21, scale=0.3)
-    gt = load_ground_truth(root / "ground_truth.json")
-    tasks = load_benchmark(str(root)).task_map()
-    subs = load_submissions(str(root / "submissions"), tasks).submissions
-    owner = {d.text: (s.system, s.task_id) for s in subs for d in s.deliverables.values() if not d.missing}
-
-    async def run() -> tuple[list[GradeResult], Any]:
-        emu_cfg = EmulatorConfig.model_validate({"latency": FixedLatency(0.02), "reasoning_tokens": REASONING})
-        async with EmulatorSet(emu_cfg, responder=ground_truth_responder(gt, owner)) as emus:
-            cfg = point_at_emulators(load_config(vendors="real"), emus.endpoints())
-            vendors = {v.name: create_vendor(v) for v in cfg.vendors()}
-            try:
-                results = await asyncio.gather(*(grade_submission(tasks[s.task_id], s, cfg, vendors) for s in subs))
-            finally:
-                for v in vendors.values():
-                    await v.aclose()
-            return list(results), cfg
-
-    results, cfg = asyncio.run(run())
-    run_uri = str(root / "run")
-    write_json(f"{run_uri}/run.json", {"run_id": "trunc"})
-    write_shard(run_uri, "part-000000-all", {
-        "submissions": [r.submission for r in results],
-        "verdicts": [v for r in results for v in r.verdicts],
-        "flags": [f for r in results for f in r.flags],
-        "calls": [c for r in results for c in r.calls],
-    })
-    return {"tasks": tasks, "subs": subs, "results": results, "cfg": cfg, "run": run_uri}
+    return grade_lab(root, EmulatorConfig.model_validate({"latency": FixedLatency(0.02), "reasoning_tokens": REASONING}), "trunc")
 
 
 def test_no_verdict_is_lost_to_the_cap_each_truncated_attempt_retried_once_at_a_larger_cap(truncating_lab) -> None:
