@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from evalcore.errors import InputError, TribunalError
 from evalcore.grading import scoring
 from evalcore.storage import fs
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run_folder import folder_of
 
 MAX_REASON_CHARS = 10_000
 """The longest reason a decision may give (about three pages): a reason is read by people, and a
@@ -174,7 +174,7 @@ def claim_hash(span: str) -> str:
 
 def folder(run_uri: str) -> str:
     """The run's decisions folder."""
-    return open_run(run_uri).adjudications
+    return folder_of(run_uri).adjudications
 
 
 def record(run_uri: str, decision: Adjudication, endpoint_override: str | None = None) -> str:
@@ -228,7 +228,7 @@ def _remove(uris: Sequence[str], endpoint_override: str | None) -> None:
 def run_id_of(run_uri: str, endpoint_override: str | None = None) -> str | None:
     """The run's id from its run.json (None when it cannot be read: then no decision is set aside for it)."""
     try:
-        value = json.loads(fs.read_bytes(open_run(run_uri).record, endpoint_override)).get("run_id")
+        value = json.loads(fs.read_bytes(folder_of(run_uri).record, endpoint_override)).get("run_id")
     except (OSError, ValueError, AttributeError, TribunalError):
         return None
     return value if isinstance(value, str) else None

@@ -8,7 +8,7 @@ the reduction, the report, calibration) take its path from a `RunFolder`:
     <output>/<run_id>/run.json                    what produced the run (`store.RunRecord`)
     <output>/<run_id>/<table>/…parquet            submissions | verdicts | flags | calls | rejected
     <output>/<run_id>/_attempts/attempt-<n>.json  each attempt, claimed when it starts
-    <output>/<run_id>/_lock/lock-<n>.json         who writes into the run (`jobs.sweep.lock`)
+    <output>/<run_id>/_lock/lock-<n>.json         who writes into the run (`evalcore.storage.lock`)
     <output>/<run_id>/_batches/                   the batch journal (`evalcore.vendors.batch.journal`)
     <output>/<run_id>/_purge/                     purge records (what was deleted at the vendors)
     <output>/<run_id>/adjudications/              the experts' decisions, one object each
@@ -150,8 +150,9 @@ def is_calibration(name: str) -> bool:
     return name == f"{CALIBRATION}.json" or (name.startswith(f"{CALIBRATION}-") and name.endswith(".json"))
 
 
-def open_run(uri: str) -> RunFolder:
-    """The handle of the run folder at `uri` (a local path or s3://…)."""
+def folder_of(uri: str) -> RunFolder:
+    """The paths of the run folder at `uri` (a local path or s3://…), for the modules that own a
+    part of it; commands open a run with `evalcore.storage.run.open_run`, which reads and writes."""
     return RunFolder(uri.rstrip("/") if uri not in ("/", "") else uri)
 
 

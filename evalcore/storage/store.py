@@ -37,7 +37,7 @@ from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import StorageError
 from evalcore.schema import CallRow, FlagRow, Rejection, SubmissionRow, VerdictRow
 from evalcore.storage import fs
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run_folder import folder_of
 
 TableName = Literal["submissions", "verdicts", "flags", "calls", "rejected"]
 TABLE_MODELS: dict[str, type[BaseModel]] = {
@@ -117,13 +117,18 @@ def shard_name(index: int, submission_ids: Iterable[str], attempt: int | None = 
 
 def table_file(run_uri: str, table: str, name: str) -> str:
     """The URI of one file of a table."""
-    return open_run(run_uri).table_file(table, name)
+    return folder_of(run_uri).table_file(table, name)
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    """A table as the bytes of one zstd-compressed Parquet file (every file of a run is written whole)."""
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd")
+    return buf.getvalue()
 
 
 def _parquet(table: str, rows: Sequence[Row]) -> bytes:
-    buf = io.BytesIO()
-    pq.write_table(rows_to_table(table, rows), buf, compression="zstd")
-    return buf.getvalue()
+    return parquet_bytes(rows_to_table(table, rows))
 
 
 def write_table_file(run_uri: str, table: str, name: str, rows: Sequence[Row]) -> None:
@@ -186,7 +191,7 @@ def table_files(run_uri: str, table: str, endpoint_override: str | None = None) 
     and one is never counted twice.
     """
     files = [
-        f for f in fs.list_files(open_run(run_uri).table(table), suffix=".parquet", endpoint_override=endpoint_override)
+        f for f in fs.list_files(folder_of(run_uri).table(table), suffix=".parquet", endpoint_override=endpoint_override)
         if not fs.is_hidden(fs.basename(f), "run")
     ]
     if table != "rejected":
@@ -196,14 +201,15 @@ def table_files(run_uri: str, table: str, endpoint_override: str | None = None) 
     return sorted([f for f in files if f not in by_attempt] + latest)
 
 
-def read_table(run_uri: str, table: str, columns: list[str] | None = None) -> pa.Table:
+def read_table(run_uri: str, table: str, columns: list[str] | None = None,
+               endpoint_override: str | None = None) -> pa.Table:
     """All shards of one table of a run (empty table with the schema when none exist)."""
     schema = arrow_schema(table)
-    files = table_files(run_uri, table)
+    files = table_files(run_uri, table, endpoint_override)
     if not files:
         empty = schema.empty_table()
         return empty.select(columns) if columns else empty
-    parts = [pq.read_table(io.BytesIO(fs.read_bytes(f)), columns=columns) for f in sorted(files)]
+    parts = [pq.read_table(io.BytesIO(fs.read_bytes(f, endpoint_override)), columns=columns) for f in sorted(files)]
     return pa.concat_tables(parts, promote_options="default")
 
 
@@ -280,16 +286,16 @@ class RunRecord(_Record):
 
     def write(self, run_uri: str) -> None:
         """Write `<run_uri>/run.json` whole."""
-        fs.write_bytes_atomic(open_run(run_uri).record, self.model_dump_json(indent=2).encode())
+        fs.write_bytes_atomic(folder_of(run_uri).record, self.model_dump_json(indent=2).encode())
 
     def create(self, run_uri: str) -> bool:
         """Create `<run_uri>/run.json`, never replacing one; False when the run already has a record."""
-        return fs.write_new(open_run(run_uri).record, self.model_dump_json(indent=2).encode())
+        return fs.write_new(folder_of(run_uri).record, self.model_dump_json(indent=2).encode())
 
     @classmethod
     def read(cls, run_uri: str, endpoint_override: str | None = None) -> RunRecord:
         """`<run_uri>/run.json`, validated; a missing or invalid record is a `StorageError` naming the file."""
-        uri = open_run(run_uri).record
+        uri = folder_of(run_uri).record
         try:
             raw = fs.read_bytes(uri, endpoint_override)
         except FileNotFoundError as exc:

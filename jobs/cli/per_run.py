@@ -43,7 +43,7 @@ def reduce_cmd(
 
     Example: `tribunal reduce runs/<run_id>`
     """
-    from evalcore.storage.run_folder import open_run
+    from evalcore.storage.run import open_run
     from jobs.display.leaderboard import render_leaderboard
     from jobs.per_run.reduce import reduce_run
 
@@ -131,18 +131,18 @@ def report_cmd(
 
 def warn_if_partial(run: str, endpoint_url: str | None) -> None:
     """Say, on stderr, when the run's tables hold only part of it: a sweep holds its lock now
-    (`jobs.sweep.lock.live_holder`), or its latest attempt has not finished (`reduce.unfinished`).
+    (`Run.lock_holder`), or its latest attempt has not finished (`Run.unfinished`).
 
     Why: reduce and report read the shards written so far; without a word, a leaderboard of the
     finished part passes for the run's."""
     from rich.text import Text
 
-    from jobs.per_run.reduce import unfinished
-    from jobs.sweep.lock import live_holder
+    from evalcore.storage.run import open_run
 
+    opened = open_run(run, endpoint_url)
     try:
-        holder = live_holder(run)
-        why = f"a sweep is still writing into it: {holder}" if holder else unfinished(run, endpoint_url)
+        holder = opened.lock_holder()
+        why = f"a sweep is still writing into it: {holder}" if holder else opened.unfinished()
     except (TribunalError, OSError):  # the run was read a moment ago: what is unreadable now says nothing
         return
     if why:

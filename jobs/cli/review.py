@@ -113,8 +113,8 @@ def adjudicate(
 
     Example: `tribunal adjudicate runs/demo --file decisions.csv`
     """
-    from evalcore.results import adjudications as adj
     from evalcore.results.decision_files import read_file
+    from evalcore.storage.run import open_run
     from jobs.review.queue import RunData
 
     console = Console()
@@ -144,7 +144,7 @@ def adjudicate(
         if problems:
             raise InputError(source, "\n".join(problems) if file is not None else problems[0].removeprefix("decision: "))
         decisions = [data.identified(d) for d in decisions]  # all checked: only now is anything written
-        recorded = list(zip(decisions, adj.record_all(data.run_uri, decisions, endpoint_url), strict=True))
+        recorded = list(zip(decisions, open_run(data.run_uri, endpoint_url).record_decisions(decisions), strict=True))
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

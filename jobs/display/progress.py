@@ -17,7 +17,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.text import Text
 
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run import open_run
 from jobs.sweep.options import root_cause
 
 if TYPE_CHECKING:

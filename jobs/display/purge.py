@@ -8,7 +8,7 @@ from typing import Protocol
 
 from rich.console import Console
 
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run import open_run
 from evalcore.vendors.batch.journal import PurgeRecord, VendorObject
 
 

@@ -14,8 +14,9 @@ from evalcore.results.calibrate import Calibration, calibrate_tables, judges_tab
 from evalcore.results.labels import FalseFlagLabel, HallucinationLabel, Labels, VerdictLabel, load_labels
 from evalcore.results.reduce import current_gradings
 from evalcore.storage import fs
-from evalcore.storage.run_folder import is_calibration, open_run
-from jobs.per_run.reduce import _parquet_bytes, open_table, read_run_record
+from evalcore.storage.run import open_run
+from evalcore.storage.run_folder import is_calibration
+from evalcore.storage.store import parquet_bytes
 
 
 def calibrate_run(
@@ -30,21 +31,18 @@ def calibrate_run(
     Labels that match no graded submission of the run are refused (nothing is written), and an
     earlier calibration is never overwritten: each one gets the next free name.
     """
-    record = read_run_record(run_uri, endpoint_override)
+    run = open_run(run_uri, endpoint_override)
+    record = run.read_record()
     notes: list[str] = []
     if labels_uri is None:
         labels, notes = labels_from_adjudications(run_uri, endpoint_override, sample_only=sample_only)
     else:
         labels = load_labels(labels_uri, endpoint_override)
-    submissions = open_table(run_uri, "submissions", endpoint_override)
+    submissions = run.dataset("submissions")
     if submissions is None:
-        raise StorageError(f"{fs.join(run_uri, 'submissions')}: no graded submissions in this run yet")
-    cal = calibrate_tables(
-        record, labels, submissions=submissions,
-        verdicts=open_table(run_uri, "verdicts", endpoint_override),
-        flags=open_table(run_uri, "flags", endpoint_override),
-        calls=open_table(run_uri, "calls", endpoint_override),
-    )
+        raise StorageError(f"{run.table('submissions')}: no graded submissions in this run yet")
+    cal = calibrate_tables(record, labels, submissions=submissions, verdicts=run.dataset("verdicts"),
+                           flags=run.dataset("flags"), calls=run.dataset("calls"))
     if cal.matched_submissions == 0:
         raise InputError(labels.source, f"no label matches a complete grading of run {record.run_id} "
                          f"({cal.labelled_submissions} labelled submission(s): {cal.not_in_run} not in the run, "
@@ -61,9 +59,8 @@ def calibrate_run(
         cal = cal.model_copy(update={"notes": [*notes, *cal.notes]})
     if write:
         for k in range(1, 10_000):
-            run = open_run(run_uri)
             if fs.write_new(run.calibration(k), cal.model_dump_json(indent=2).encode(), endpoint_override):
-                fs.write_bytes_atomic(run.calibration(k, "parquet"), _parquet_bytes(judges_table(cal.judges)),
+                fs.write_bytes_atomic(run.calibration(k, "parquet"), parquet_bytes(judges_table(cal.judges)),
                                       endpoint_override)
                 break
     return cal
@@ -82,16 +79,17 @@ def labels_from_adjudications(
     Decisions from the material-first and split queues over-represent disputed items: only those
     from the seeded random sample give unbiased figures.
     """
-    loaded = adj.load(run_uri, endpoint_override)
+    run = open_run(run_uri, endpoint_override)
+    loaded = run.read_decisions()
     latest = [d for d in loaded.latest().values() if not sample_only or d.queue == "sample"]
     if not latest:
-        raise InputError(adj.folder(run_uri), "no adjudications to calibrate against"
+        raise InputError(run.adjudications, "no adjudications to calibrate against"
                          + (" from the random sample" if sample_only else "")
                          + " (record some with `tribunal review` or `tribunal adjudicate`, or give --labels)")
     flag_keys = {(d.system, d.task_id, d.flag_index) for d in latest if d.kind == "flag"}
     flag_rows: dict[tuple[str, str, int | None], dict[str, object]] = {}
-    flags = open_table(run_uri, "flags", endpoint_override)
-    submissions = open_table(run_uri, "submissions", endpoint_override)
+    flags = run.dataset("flags")
+    submissions = run.dataset("submissions")
     if flag_keys and flags is not None and submissions is not None:
         current = set(current_gradings(submissions).column("grading_id").to_pylist())
         for row in flags.to_table(columns=["grading_id", "system", "task_id", "flag_index", "deliverable", "span",

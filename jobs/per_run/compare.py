@@ -14,7 +14,8 @@ from evalcore.results import adjudications as adj
 from evalcore.results.compare import Comparison, compare_tables, decided_items
 from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.storage import fs
-from jobs.per_run.reduce import open_table, read_run_record, reduce_run
+from evalcore.storage.run import open_run
+from jobs.per_run.reduce import reduce_run
 
 
 def compare_runs(run_a: str, run_b: str | None, *, out: str | None = None, endpoint_override: str | None = None,
@@ -33,7 +34,7 @@ def compare_runs(run_a: str, run_b: str | None, *, out: str | None = None, endpo
         raise InputError(run_a, "give a second run to compare with, or --adjudicated for this run's decisions")
     records, tables, boards = [], [], []
     for uri in (run_a, run_b):
-        records.append(read_run_record(uri, endpoint_override))
+        records.append(open_run(uri, endpoint_override).read_record())
         tables.append(_tables(uri, endpoint_override))
         boards.append(reduce_run(uri, write=False, endpoint_override=endpoint_override))
     cmp = compare_tables(records[0], records[1], tables[0], tables[1], boards[0], boards[1])
@@ -41,19 +42,21 @@ def compare_runs(run_a: str, run_b: str | None, *, out: str | None = None, endpo
 
 
 def _tables(uri: str, endpoint_override: str | None) -> dict[str, TableSource | None]:
-    t = {name: open_table(uri, name, endpoint_override) for name in ("submissions", "verdicts", "flags")}
+    run = open_run(uri, endpoint_override)
+    t = {name: run.dataset(name) for name in ("submissions", "verdicts", "flags")}
     if t["submissions"] is None:
-        raise StorageError(f"{fs.join(uri, 'submissions')}: no graded submissions in this run yet")
+        raise StorageError(f"{run.table('submissions')}: no graded submissions in this run yet")
     return t
 
 
 def _raw_vs_adjudicated(run: str, out: str | None, endpoint_override: str | None) -> Comparison:
     """Run A = the raw view, run B = the same tables with the decisions in force applied to the scores."""
-    record = read_run_record(run, endpoint_override)
+    opened = open_run(run, endpoint_override)
+    record = opened.read_record()
     raw = _tables(run, endpoint_override)
-    decisions = adj.load(run, endpoint_override)
+    decisions = opened.read_decisions()
     if not decisions.decisions:
-        raise InputError(adj.folder(run), "no adjudications recorded in this run: raw and adjudicated views are the same")
+        raise InputError(opened.adjudications, "no adjudications recorded in this run: raw and adjudicated views are the same")
     con = duckdb.connect()
     try:
         for name in ("verdicts", "flags"):

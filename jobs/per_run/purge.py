@@ -24,10 +24,11 @@ from evalcore.benchmark import cache
 from evalcore.config.models import TribunalConfig
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
-from evalcore.storage.run_folder import RUN_RECORD, ocr_cache, open_run, shared_cache
+from evalcore.storage.run import open_run
+from evalcore.storage.run_folder import RUN_RECORD, ocr_cache, shared_cache
 from evalcore.storage.store import RunRecord, read_json
 from evalcore.submissions.loader import MANIFEST_SUFFIXES
-from evalcore.vendors.batch.journal import PurgeRecord, VendorObject, load_all, load_purges
+from evalcore.vendors.batch.journal import PurgeRecord, VendorObject
 from evalcore.vendors.batch.protocol import BatchAPI
 from evalcore.vendors.batch.purge import Holding, holdings, purge, tables_written_at
 from evalcore.vendors.registry import create_batch_api, has_batch_api
@@ -90,7 +91,7 @@ def purge_local(run_uri: str) -> LocalPurge:
     also graded is deleted too: it is a cache, that run converts the file again on its next sweep
     and nothing else changes. The inputs are read as they are now: a file changed or deleted since
     the run cannot be matched to its entries (said in `problems` for a missing folder)."""
-    record = RunRecord.read(run_uri)
+    record = open_run(run_uri).read_record()
     result = LocalPurge(folders=run_cache_folders(run_uri, record.config))
     files, result.problems = _input_files(record)
     hashes: set[str] = set()
@@ -169,10 +170,11 @@ def purge_run(
 def purge_after_sweep(config: TribunalConfig, run_uri: str, console: Console) -> dict[str, Any]:
     """The sweep's hook, called once the attempt has written every table: purge unless
     ``data_governance.purge`` is off; report; never raise (the summary holds what happened)."""
-    if not fs.exists(open_run(run_uri).journal):
+    run = open_run(run_uri)
+    if not fs.exists(run.journal):
         return {}
     if not config.data_governance.purge:
-        left = [h for h in holdings(load_all(run_uri), load_purges(run_uri), time.time()) if h.state == "held"]
+        left = [h for h in holdings(run.read_journal(), run.read_purges(), time.time()) if h.state == "held"]
         if left:
             console.print(f"data_governance.purge is off: {len(left)} batch object(s) left at the vendors; "
                           f"`tribunal purge {run_uri}` deletes them", markup=False, highlight=False)

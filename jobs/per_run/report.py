@@ -62,10 +62,10 @@ from evalcore.results.reduce import current_gradings
 from evalcore.results.stats import Interval
 from evalcore.schema import SourceDocument, Task
 from evalcore.storage import fs
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run import open_run
 from evalcore.storage.store import RunRecord
 from jobs.per_run.calibrate import load_calibration
-from jobs.per_run.reduce import open_table, read_run_record, reduce_run
+from jobs.per_run.reduce import reduce_run
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -283,12 +283,13 @@ def collect_detail(
 ) -> dict[str, Any]:
     """The data embedded in the page: per-system task rows, detailed submissions, the flag list.
 
-    `decisions` are the experts' decisions in force (`adjudications.load(...).latest()`): shown next
+    `decisions` are the experts' decisions in force (`Run.read_decisions().latest()`): shown next
     to the flags, verdicts and criteria they decide. `evidence` computes where each flag's evidence
     is in its source (None: the flag's own cited page only).
     """
     decisions = decisions or {}
-    submissions = open_table(run_uri, "submissions", endpoint_override)
+    run = open_run(run_uri, endpoint_override)
+    submissions = run.dataset("submissions")
     cur_rows: list[dict[str, Any]] = []
     if submissions is not None:
         cols = ["grading_id", "system", "task_id", "area", "status", "status_reason", "task_score",
@@ -303,13 +304,13 @@ def collect_detail(
         r["grading_id"] for r in cur_rows}
     listed |= detailed
     ids = sorted(detailed)
-    verdicts = _filtered(open_table(run_uri, "verdicts", endpoint_override), ids,
+    verdicts = _filtered(run.dataset("verdicts"), ids,
                          ["grading_id", "criterion_id", "judge", "verdict", "reasoning", "abstain_reason"])
     # every confirmed flag of a current grading, and every flag an expert decided
     flag_decisions = {k: d for k, d in decisions.items() if k[0] == "flag"}
     decided_subs = {(k[1], k[2]) for k in flag_decisions}
     decided_gids = [r["grading_id"] for r in cur_rows if (r["system"], r["task_id"]) in decided_subs]
-    flags_src = open_table(run_uri, "flags", endpoint_override)
+    flags_src = run.dataset("flags")
     wanted = pc.field("status") == "confirmed"
     if decided_gids:
         wanted = wanted | pc.field("grading_id").isin(pa.array(decided_gids, type=pa.string()))
@@ -435,7 +436,7 @@ def _cost_group(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def collect_costs(run_uri: str, lb: Leaderboard, record: RunRecord | None,
                   endpoint_override: str | None = None) -> dict[str, Any]:
     """Cost per system, per vendor and per purpose, with the cached share and the pricing mode."""
-    calls = open_table(run_uri, "calls", endpoint_override)
+    calls = open_run(run_uri, endpoint_override).dataset("calls")
     rows: list[dict[str, Any]] = []
     if calls is not None:
         con = duckdb.connect()
@@ -751,13 +752,13 @@ def write_report(
     `benchmark` overrides the benchmark URI of run.json (where the evidence locations are read).
     """
     lb = leaderboard or reduce_run(run_uri, endpoint_override=endpoint_override)
-    record = read_run_record(run_uri, endpoint_override)
-    decisions = adj.load(run_uri, endpoint_override)
+    run = open_run(run_uri, endpoint_override)
+    record = run.read_record()
+    decisions = run.read_decisions()
     evidence = EvidenceFinder(benchmark or record.benchmark.uri, record.config.input_limits, endpoint_override)
     detail = collect_detail(run_uri, lb, limits, endpoint_override, decisions=decisions.latest(), evidence=evidence)
     cost = collect_costs(run_uri, lb, record, endpoint_override)
     html = render_report(lb, detail, record.model_dump(mode="json"), load_calibration(run_uri, endpoint_override),
                          cost=cost, decisions=decisions)
-    uri = open_run(run_uri).report_html
-    fs.write_bytes_atomic(uri, html.encode("utf-8"), endpoint_override)
-    return uri
+    fs.write_bytes_atomic(run.report_html, html.encode("utf-8"), endpoint_override)
+    return run.report_html

@@ -25,9 +25,8 @@ from evalcore.grading import scoring
 from evalcore.results import adjudications as adj
 from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.schema import CallRow
-from evalcore.storage import fs
+from evalcore.storage.run import open_run
 from evalcore.storage.store import arrow_schema
-from jobs.per_run.reduce import open_table, read_run_record
 
 LISTED = 12
 """Names listed when a system or task is not in the run (then "and N more")."""
@@ -136,10 +135,11 @@ def show_submission(
 ) -> ShownSubmission:
     """What the run holds for `system`'s submission to `task_id` (module doc). Raises `InputError`
     naming the run and what is missing (with the systems or tasks it has) when there is none."""
-    record = read_run_record(run_uri, endpoint_override)
-    submissions = open_table(run_uri, "submissions", endpoint_override)
+    run = open_run(run_uri, endpoint_override)
+    record = run.read_record()
+    submissions = run.dataset("submissions")
     if submissions is None:
-        raise StorageError(f"{fs.join(run_uri, 'submissions')}: no graded submissions in this run yet")
+        raise StorageError(f"{run.table('submissions')}: no graded submissions in this run yet")
     raw = submissions.to_table() if isinstance(submissions, pads.Dataset) else submissions
     systems = sorted(set(raw.column("system").to_pylist()))
     if system not in systems:
@@ -153,13 +153,13 @@ def show_submission(
     current = current_gradings(gradings)
     row: dict[str, Any] = current.to_pylist()[0]
     gid = str(row["grading_id"])
-    verdict_rows = _rows(open_table(run_uri, "verdicts", endpoint_override), "verdicts", gid)
-    flag_rows = _rows(open_table(run_uri, "flags", endpoint_override), "flags", gid)
-    call_rows = _rows(open_table(run_uri, "calls", endpoint_override), "calls", gid)
+    verdict_rows = _rows(run.dataset("verdicts"), "verdicts", gid)
+    flag_rows = _rows(run.dataset("flags"), "flags", gid)
+    call_rows = _rows(run.dataset("calls"), "calls", gid)
 
     latest: dict[tuple[str, ...], adj.Adjudication] = {}
     if adjudications:
-        latest = {k: d for k, d in adj.load(run_uri, endpoint_override).latest().items()
+        latest = {k: d for k, d in run.read_decisions().latest().items()
                   if d.system == system and d.task_id == task_id}
     in_force = None
     unmatched: list[str] = []

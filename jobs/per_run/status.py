@@ -24,9 +24,10 @@ from typing import Any
 
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
-from evalcore.storage.run_folder import RUN_RECORD, open_run
-from evalcore.storage.store import read_json, read_table
-from evalcore.vendors.batch.journal import BatchRecord, load_purges, read_all, set_aside_files
+from evalcore.storage.run import open_run
+from evalcore.storage.run_folder import RUN_RECORD
+from evalcore.storage.store import read_json
+from evalcore.vendors.batch.journal import BatchRecord, read_all, set_aside_files
 from evalcore.vendors.batch.purge import Holding, holdings, tables_written_at
 
 SETTLED = ("collected", "abandoned", "lost", "replaced")
@@ -81,8 +82,9 @@ class RunStatus:
 
 def run_status(run_uri: str) -> RunStatus:
     """Read a run's record, journal and submissions table (no vendor is contacted)."""
-    record_uri = open_run(run_uri).record
-    if not fs.exists(record_uri):
+    run = open_run(run_uri)
+    record_uri = run.record
+    if not run.has_record():
         raise TribunalError(f"{run_uri}: not a run folder (no {RUN_RECORD})")
     try:
         record = read_json(record_uri)
@@ -90,9 +92,9 @@ def run_status(run_uri: str) -> RunStatus:
         raise StorageError(f"{record_uri}: not a readable run record ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from exc
     latest: dict[str, tuple[float, str]] = {}
     try:
-        t = read_table(run_uri, "submissions", columns=["submission_id", "status", "graded_at"])
+        t = run.read_table("submissions", columns=["submission_id", "status", "graded_at"])
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
-        raise StorageError(f"{fs.join(run_uri, 'submissions')}: cannot be read ({str(exc).splitlines()[0]})") from exc
+        raise StorageError(f"{run.table('submissions')}: cannot be read ({str(exc).splitlines()[0]})") from exc
     for sid, status, at in zip(t.column("submission_id").to_pylist(), t.column("status").to_pylist(),
                                t.column("graded_at").to_pylist(), strict=True):
         if sid not in latest or at >= latest[sid][0]:
@@ -103,18 +105,18 @@ def run_status(run_uri: str) -> RunStatus:
     batches, damaged = read_all(run_uri)
     settled = all(r.phase in SETTLED for rs in batches.values() for r in rs)
     success: dict[str, Any] | None = None
-    if fs.exists(open_run(run_uri).success):
+    if fs.exists(run.success):
         with contextlib.suppress(OSError, ValueError):  # unreadable: no finished attempt is known, nothing purgeable
-            success = read_json(open_run(run_uri).success)
+            success = read_json(run.success)
     return RunStatus(
         run_uri=run_uri,
         run_id=str(record.get("run_id", fs.basename(run_uri))),
         batch_mode=bool(record.get("config", {}).get("batch", {}).get("enabled", False)),
         # a pass over every input ended, nothing is left to retry and no batch is awaited
-        finished=fs.exists(open_run(run_uri).success) and settled and not counts.get("incomplete"),
+        finished=fs.exists(run.success) and settled and not counts.get("incomplete"),
         submissions=counts,
         batches=batches,
-        holdings=holdings(batches, load_purges(run_uri), tables_written_at(success)),
+        holdings=holdings(batches, run.read_purges(), tables_written_at(success)),
         damaged=[d.line for d in damaged],
         set_aside=set_aside_files(run_uri),
     )

@@ -37,8 +37,8 @@ from evalcore.grading.scoring import counted_materiality
 from evalcore.results.adjudications import Adjudication, ItemKind, claim_hash
 from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.storage import fs
+from evalcore.storage.run import open_run
 from evalcore.storage.store import RunRecord, arrow_schema
-from jobs.per_run.reduce import open_table, read_run_record
 
 Section = Literal["material", "split", "sample"]
 SECTION_LABELS: dict[str, str] = {
@@ -137,19 +137,20 @@ def _empty(table: str, columns: Sequence[str]) -> pa.Table:
 class RunData:
     """A run opened for review: its record, its current gradings, and the rows of one grading on demand.
 
-    Reads go through `evalcore.storage.fs` (and `jobs.per_run.reduce.open_table`), so a local folder and an
+    Reads go through the run's API (`evalcore.storage.run`), so a local folder and an
     ``s3://`` run behave the same. Thread-safe: the web application serves pages from a thread pool.
     """
 
     def __init__(self, run_uri: str, endpoint_override: str | None = None, cache_size: int = 256) -> None:
         self.run_uri = run_uri.rstrip("/")
         self.endpoint = endpoint_override
-        self.record: RunRecord = read_run_record(self.run_uri, endpoint_override)
-        submissions = open_table(self.run_uri, "submissions", endpoint_override)
+        self.run = open_run(self.run_uri, endpoint_override)
+        self.record: RunRecord = self.run.read_record()
+        submissions = self.run.dataset("submissions")
         if submissions is None:
-            raise StorageError(f"{fs.join(self.run_uri, 'submissions')}: no graded submissions in this run yet")
-        self.verdicts: TableSource | None = open_table(self.run_uri, "verdicts", endpoint_override)
-        self.flags: TableSource | None = open_table(self.run_uri, "flags", endpoint_override)
+            raise StorageError(f"{self.run.table('submissions')}: no graded submissions in this run yet")
+        self.verdicts: TableSource | None = self.run.dataset("verdicts")
+        self.flags: TableSource | None = self.run.dataset("flags")
         columns = arrow_schema("submissions").names
         if isinstance(submissions, pads.Dataset):
             raw = submissions.to_table(columns=[*columns, "__filename"])

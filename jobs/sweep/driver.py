@@ -3,7 +3,7 @@
 Shape of a run (`run_sweep` is this list, one named step each):
 1. OCR the benchmark's scans as Ray tasks into the OCR cache next to the runs (`jobs.sweep.ocr_step`), then
    load the benchmark (`load_inputs`);
-2. name the run, take its lock (one writer per run, `jobs.sweep.lock`), check it may be resumed or
+2. name the run, take its lock (one writer per run, `evalcore.storage.lock`), check it may be resumed or
    create its run.json, and claim the attempt's number (`jobs.sweep.identity.start_run`); a storage
    failure from here on stops the sweep, resumable (`RunStorageFailed`, exit 3);
 3. read the submission stream once, held to the input limits (`jobs.sweep.intake.SubmissionPass`);
@@ -55,7 +55,7 @@ from evalcore.call_accounting import CallCounts
 from evalcore.errors import StorageError, TribunalError
 from evalcore.schema import Rejection
 from evalcore.storage import fs
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run import open_run
 from evalcore.storage.store import (
     ResumeIndex,
     rejections_name,
@@ -63,7 +63,7 @@ from evalcore.storage.store import (
     write_json,
     write_table_file,
 )
-from evalcore.vendors.batch.journal import load_all, read_all
+from evalcore.vendors.batch.journal import read_all
 from evalcore.vendors.preflight import require_keys
 from jobs.display.progress import (
     Interrupt,
@@ -124,7 +124,7 @@ def run_sweep(
     Under the configuration's data governance (`jobs.sweep.governance`): a vendor whose batch API is not
     allowed is refused before anything starts, and the local caches live where it says. Raises
     `RunLocked` when another command writes into the run (`take_over_lock`: take over a holder
-    whose lease expired, `jobs.sweep.lock`), and `RunStorageFailed` when a write into the run failed.
+    whose lease expired, `evalcore.storage.lock`), and `RunStorageFailed` when a write into the run failed.
     """
     check_batch_allowed(opts.config)
     console = console or Console(stderr=True)
@@ -431,7 +431,7 @@ def finish(
     summary.add_vendor_stats()
     if config is not None and config.batch.enabled:  # what is left at the vendors to come back for
         try:
-            journal = load_all(summary.run_uri)
+            journal = open_run(summary.run_uri).read_journal()
             summary.add_journal(journal)
             summary.journal_events = journal_events(journal_before or {}, journal)
         except (TribunalError, OSError, ValueError) as exc:  # informative only: the attempt is recorded anyway

@@ -32,7 +32,9 @@ from evalcore.errors import StorageError, TribunalError
 from evalcore.prompts import template_hashes
 from evalcore.schema import Task
 from evalcore.storage import fs
-from evalcore.storage.run_folder import RUN_RECORD, open_run
+from evalcore.storage.lock import RunLock, this_command
+from evalcore.storage.run import open_run
+from evalcore.storage.run_folder import RUN_RECORD
 from evalcore.storage.store import (
     BenchmarkRef,
     ModelRef,
@@ -40,7 +42,6 @@ from evalcore.storage.store import (
     TaskRef,
     write_json,
 )
-from jobs.sweep.lock import RunLock, this_command
 from jobs.sweep.options import SweepOptions, SweepSummary, root_cause
 
 if TYPE_CHECKING:
@@ -257,7 +258,12 @@ def start_run(
     run_uri = fs.join(opts.output, run_id)
     reuse_uris = [resolve_run_uri(opts.output, r) for r in opts.reuse]
     check_reusable(reuse_uris, opts.vendors)
-    lock = RunLock.acquire(run_uri, take_over=take_over_lock, console=console)
+    from rich.console import Console
+    from rich.text import Text
+
+    out = console or Console(stderr=True)
+    lock = RunLock.acquire(run_uri, take_over=take_over_lock,
+                           warn=lambda message: out.print(Text(message, style="yellow"), soft_wrap=True))
     try:
         try:
             created = not fs.exists(open_run(run_uri).record) and run_record(

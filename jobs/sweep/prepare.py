@@ -175,7 +175,7 @@ class SweepCommand:
     endpoint_url: str | None = None
     """`--endpoint-url` (already applied by `sweep`; kept to spell the command out again: `again_command`)."""
     take_over_lock: bool = False
-    """`--take-over-lock`: take the run's lock from a holder whose lease expired (`jobs.sweep.lock`)."""
+    """`--take-over-lock`: take the run's lock from a holder whose lease expired (`evalcore.storage.lock`)."""
 
 
 EMULATED_TIMING = {"flush_interval_s": 0.5, "poll_interval_s": 0.2}

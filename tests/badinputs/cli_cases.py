@@ -212,7 +212,7 @@ SWEEP_HOLDING = "tribunal sweep bench -s results -o runs"
 
 def _run_a_sweep_holds(root: Path) -> None:
     """A run whose lock a sweep holds now (this process, running: never taken over)."""
-    from jobs.sweep.lock import RunLock
+    from evalcore.storage.lock import RunLock
     from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
     build_run(str(root / "run"), synthetic_ground_truth(seed=3, n_tasks=3, n_criteria=2), RunSpec(run_id="run-a"))

@@ -69,7 +69,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from evalcore.errors import StorageError
 from evalcore.storage import fs
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run_folder import folder_of
 
 log = logging.getLogger("evalcore.vendors.batch.journal")
 
@@ -228,10 +228,10 @@ def _reason(exc: ValidationError) -> str:
 M = TypeVar("M", bound=BaseModel)
 
 
-def _read(uri: str, model: type[M]) -> M | str | None:
+def _read(uri: str, model: type[M], endpoint_override: str | None = None) -> M | str | None:
     """The validated record, or the reason it cannot be used; None if it vanished meanwhile."""
     try:
-        raw = fs.read_bytes(uri)
+        raw = fs.read_bytes(uri, endpoint_override)
     except FileNotFoundError:
         return None
     except OSError as exc:  # not a problem of the content: say which file, and stop
@@ -268,16 +268,16 @@ def set_aside(uri: str) -> str | None:
 
 
 def _read_folder(
-    folder: str, model: type[M], vendor: str | None, *, move: bool
+    folder: str, model: type[M], vendor: str | None, *, move: bool, endpoint_override: str | None = None
 ) -> tuple[list[M], list[Damaged]]:
     """Every record under a folder, validated; the others named (and set aside when `move`)."""
     good: list[M] = []
     bad: list[Damaged] = []
-    for uri in fs.list_files(folder, suffix=".json"):
+    for uri in fs.list_files(folder, suffix=".json", endpoint_override=endpoint_override):
         name = fs.basename(uri)
         if fs.is_hidden(fs.relative(uri, folder), "run"):
             continue
-        got = _read(uri, model)
+        got = _read(uri, model, endpoint_override)
         if got is None:
             continue
         if isinstance(got, str):
@@ -300,7 +300,7 @@ def _read_folder(
 
 def set_aside_files(run_uri: str) -> list[str]:
     """Records set aside by earlier runs (journal and purge folders), for `tribunal status`."""
-    return [uri for folder in (open_run(run_uri).journal, open_run(run_uri).purges) for uri in fs.list_files(folder)
+    return [uri for folder in (folder_of(run_uri).journal, folder_of(run_uri).purges) for uri in fs.list_files(folder)
             if DAMAGED_MARK in fs.basename(uri)]
 
 
@@ -318,16 +318,16 @@ def run_history(run_uri: str) -> tuple[float | None, bool]:
     one that is not the current attempt's claim; or, failing those, rows in the `submissions` table."""
     started: float | None = None
     try:
-        raw = json.loads(fs.read_bytes(open_run(run_uri).record))
+        raw = json.loads(fs.read_bytes(folder_of(run_uri).record))
         value = raw.get("created_at") if isinstance(raw, dict) else None
         started = float(value) if isinstance(value, int | float) else None
     except (OSError, ValueError):
         started = None
-    attempts = [uri for uri in fs.list_files(open_run(run_uri).attempts, suffix=".json")
+    attempts = [uri for uri in fs.list_files(folder_of(run_uri).attempts, suffix=".json")
                 if _ATTEMPT.fullmatch(fs.basename(uri))]
     earlier = len(attempts) >= 2 or (len(attempts) == 1 and not _claimed_only(attempts[0]))
     if not earlier:
-        earlier = bool(fs.list_files(open_run(run_uri).table("submissions"), suffix=".parquet"))
+        earlier = bool(fs.list_files(folder_of(run_uri).table("submissions"), suffix=".parquet"))
     return started, earlier
 
 
@@ -344,7 +344,7 @@ class BatchJournal:
     """The journal of one vendor entry of one run (read once, then kept up to date in memory)."""
 
     def __init__(self, run_uri: str, vendor: str) -> None:
-        self.folder = fs.join(open_run(run_uri).journal, vendor)
+        self.folder = fs.join(folder_of(run_uri).journal, vendor)
         self.vendor = vendor
         self.records: dict[str, BatchRecord] = {}  # by label
         self._by_hash: dict[str, list[str]] = {}  # request hash -> labels, oldest first
@@ -387,7 +387,7 @@ class BatchJournal:
                 journal.save(record)
             else:  # looked up now; set aside by a later run
                 journal._index(record)
-        purges, _ = _read_folder(open_run(run_uri).purges, PurgeRecord, None, move=True)
+        purges, _ = _read_folder(folder_of(run_uri).purges, PurgeRecord, None, move=True)
         journal.purged = {o.id for p in purges for o in p.objects
                           if o.vendor == vendor and o.outcome in ("deleted", "gone")}
         journal.started_at, journal.resumed = run_history(run_uri)
@@ -448,21 +448,25 @@ class BatchJournal:
         return {r.batch_id for r in self.records.values() if r.batch_id}
 
 
-def load_all(run_uri: str) -> dict[str, list[BatchRecord]]:
+def load_all(run_uri: str, endpoint_override: str | None = None) -> dict[str, list[BatchRecord]]:
     """Every vendor's readable batches in a run, oldest first (for `tribunal status`, the purge)."""
-    return read_all(run_uri)[0]
+    return read_all(run_uri, endpoint_override)[0]
 
 
-def read_all(run_uri: str) -> tuple[dict[str, list[BatchRecord]], list[Damaged]]:
+def read_all(
+    run_uri: str, endpoint_override: str | None = None
+) -> tuple[dict[str, list[BatchRecord]], list[Damaged]]:
     """Every vendor's readable batches in a run, and the records that cannot be read (journal and
     purge folders), without moving anything: reading status changes nothing."""
-    records, damaged = _read_folder(open_run(run_uri).journal, BatchRecord, None, move=False)
+    records, damaged = _read_folder(folder_of(run_uri).journal, BatchRecord, None, move=False,
+                                    endpoint_override=endpoint_override)
     out: dict[str, list[BatchRecord]] = {}
     for record in records:
         out.setdefault(record.vendor, []).append(record)
     for vendor_records in out.values():
         vendor_records.sort(key=lambda r: r.submitted_at)
-    _, bad_purges = _read_folder(open_run(run_uri).purges, PurgeRecord, None, move=False)
+    _, bad_purges = _read_folder(folder_of(run_uri).purges, PurgeRecord, None, move=False,
+                                 endpoint_override=endpoint_override)
     return out, damaged + bad_purges
 
 
@@ -498,10 +502,11 @@ class PurgeRecord(BaseModel):
         return sum(1 for o in self.objects if o.outcome == outcome)
 
 
-def load_purges(run_uri: str) -> list[PurgeRecord]:
+def load_purges(run_uri: str, endpoint_override: str | None = None) -> list[PurgeRecord]:
     """Every readable purge of a run, oldest first ([] for a run never purged); one that cannot be
     read is skipped here (a sweep sets it aside: `BatchJournal.load`)."""
-    records, _ = _read_folder(open_run(run_uri).purges, PurgeRecord, None, move=False)
+    records, _ = _read_folder(folder_of(run_uri).purges, PurgeRecord, None, move=False,
+                              endpoint_override=endpoint_override)
     return sorted(records, key=lambda r: r.purged_at)
 
 
@@ -509,6 +514,6 @@ def save_purge(run_uri: str, record: PurgeRecord) -> str:
     """Write a purge record under a new name (never over another one); returns its URI."""
     while True:
         name = f"{int(record.purged_at * 1000):013d}-{secrets.token_hex(4)}.json"
-        uri = fs.join(open_run(run_uri).purges, name)
+        uri = fs.join(folder_of(run_uri).purges, name)
         if fs.write_new(uri, record.model_dump_json(indent=1).encode()):
             return uri

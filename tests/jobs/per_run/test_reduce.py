@@ -11,9 +11,10 @@ from rich.console import Console
 
 from evalcore.errors import StorageError
 from evalcore.results.leaderboard import Leaderboard
+from evalcore.storage.run import open_run
 from evalcore.storage.run_folder import LEADERBOARD_AREAS_PARQUET, LEADERBOARD_JSON, LEADERBOARD_PARQUET
 from jobs.display.leaderboard import render_leaderboard
-from jobs.per_run.reduce import load_leaderboard, reduce_run
+from jobs.per_run.reduce import reduce_run
 from tests.conftest import create_bucket, s3_client, upload_tree
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
@@ -41,7 +42,7 @@ def _copy(run: Path, dest: Path) -> Path:
 def test_reduce_writes_the_leaderboard_files_into_the_run_folder(run_dir: Path, tmp_path: Path) -> None:
     run = _copy(run_dir, tmp_path)
     lb = reduce_run(str(run))
-    assert load_leaderboard(str(run)) == lb
+    assert open_run(str(run)).read_leaderboard() == lb
     systems = pq.read_table(run / LEADERBOARD_PARQUET)
     assert sorted(systems.column("system").to_pylist()) == sorted(r.system for r in lb.systems)
     assert systems.column("hc_pass_rate").to_pylist() == [r.hc_pass_rate.value for r in lb.systems]
@@ -90,7 +91,7 @@ def test_reduce_reads_and_writes_a_run_on_s3(run_dir: Path, s3_server: str) -> N
     keys = {o["Key"] for o in s3_client(s3_server).list_objects_v2(Bucket=bucket)["Contents"]}
     for name in (LEADERBOARD_JSON, LEADERBOARD_PARQUET, LEADERBOARD_AREAS_PARQUET):
         assert f"runs/run-test/{name}" in keys
-    assert load_leaderboard(uri, endpoint_override=s3_server) == lb
+    assert open_run(uri, s3_server).read_leaderboard() == lb
 
 
 def test_the_terminal_table_shows_every_system_with_its_interval(run_dir: Path) -> None:

@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 
 from evalcore.results import adjudications as adj
 from evalcore.results.reduce import current_gradings
+from evalcore.storage.run import open_run
 from evalcore.storage.run_folder import (
     LEADERBOARD_AREAS_PARQUET,
     LEADERBOARD_JSON,
     LEADERBOARD_PARQUET,
-    open_run,
 )
 from evalcore.storage.store import read_table
 from jobs.cli.app import app

@@ -29,9 +29,9 @@ import pytest
 
 from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard
+from evalcore.storage.run import open_run
 from evalcore.storage.run_folder import REPORT_HTML
 from evalcore.storage.store import RunRecord
-from jobs.per_run.reduce import load_leaderboard
 from jobs.per_run.report import NO_SOURCE, ReportLimits, write_report
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
@@ -170,7 +170,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _decide(run, plan)
     uri = write_report(str(run))
     assert uri == str(run / REPORT_HTML)
-    return {"path": run / REPORT_HTML, "lb": load_leaderboard(str(run)), "truth": truth, "plan": plan}
+    return {"path": run / REPORT_HTML, "lb": open_run(str(run)).read_leaderboard(), "truth": truth, "plan": plan}
 
 
 @pytest.fixture(scope="module")

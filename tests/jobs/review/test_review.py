@@ -40,6 +40,7 @@ from evalcore.config.models import VendorMode
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard
+from evalcore.storage.run import open_run
 from evalcore.storage.run_folder import (
     ADJUDICATIONS,
     LEADERBOARD_JSON,
@@ -49,7 +50,7 @@ from evalcore.storage.run_folder import (
 )
 from evalcore.storage.store import read_table
 from jobs.cli.app import app
-from jobs.per_run.reduce import open_table, reduce_run
+from jobs.per_run.reduce import reduce_run
 from jobs.review.app import ReviewState
 from jobs.review.context import mark, page_text
 from jobs.review.decisions import DecisionLog
@@ -306,8 +307,8 @@ def _reference_rate(run: str, system: str) -> float:
     over the whole run's current gradings."""
     data = RunData(run)
     con = duckdb.connect()
-    con.register("verdicts_in", open_table(run, "verdicts"))
-    con.register("flags_in", open_table(run, "flags"))
+    con.register("verdicts_in", open_run(run).dataset("verdicts"))
+    con.register("flags_in", open_run(run).dataset("flags"))
     rescored, _ = adj.apply(con, data.current, adj.load(run).latest())
     con.close()
     rows = [r for r in rescored.to_pylist() if r["system"] == system and r["status"] == "complete"]

@@ -36,10 +36,10 @@ from typer.testing import CliRunner
 from doubles.emulators import OfflineResponder
 from doubles.emulators._set import start_in_thread
 from evalcore.storage import fs
+from evalcore.storage.lock import lease_uri
 from evalcore.storage.store import ResumeIndex, read_table
 from jobs.cli.app import EXIT_BAD_INPUT, EXIT_INCOMPLETE, app
 from jobs.sweep.identity import KILL_AT_ENV
-from jobs.sweep.lock import lease_uri
 from tests.conftest import create_bucket
 from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config
 from tests.ray_start import PROGRESS_DEADLINE_S

@@ -1,4 +1,4 @@
-"""One writer per run (`jobs.sweep.lock`): a second command is refused naming the holder; a holder
+"""One writer per run (`evalcore.storage.lock`): a second command is refused naming the holder; a holder
 that is gone is taken over (by itself on this host, with --take-over-lock once a lease expired
 elsewhere); release on the way out; no lease file is ever replaced by another command. Local
 folders and S3 (moto on 127.0.0.1) alike."""
@@ -11,11 +11,10 @@ import socket
 import time
 
 import pytest
-from rich.console import Console
 
 from evalcore.storage import fs
+from evalcore.storage.lock import RunLock, RunLocked, host_id, lease_uri, process_start
 from evalcore.storage.run_folder import LOCK
-from jobs.sweep.lock import RunLock, RunLocked, host_id, lease_uri, process_start
 
 
 @pytest.fixture(params=["local", "s3"])
@@ -26,13 +25,13 @@ def run_uri(request, tmp_path, monkeypatch) -> str:
     return f"s3://{request.getfixturevalue('s3_bucket')}/runs/run"
 
 
-def _quiet() -> Console:
-    return Console(file=open(os.devnull, "w"), width=200)  # noqa: SIM115 (closed with the process)
+def _quiet(message: str) -> None:
+    """What the lock says is checked through the CLI (tests/jobs/sweep/test_run_safety.py), not here."""
 
 
 def _take(run_uri: str, **kw) -> RunLock:
     return RunLock.acquire(run_uri, command="tribunal sweep bench -s subs", renew_every_s=None,
-                           console=_quiet(), **kw)
+                           warn=_quiet, **kw)
 
 
 def _lease(run_uri: str, number: int) -> dict:
@@ -106,7 +105,7 @@ def test_an_expired_lease_elsewhere_needs_take_over_lock_and_a_valid_one_is_neve
 
 
 def test_renewing_pushes_the_expiry_and_a_holder_taken_over_stops_and_leaves_the_new_lease_alone(run_uri) -> None:
-    lock = RunLock.acquire(run_uri, command="c", renew_every_s=None, ttl_s=0.0, console=_quiet())
+    lock = RunLock.acquire(run_uri, command="c", renew_every_s=None, ttl_s=0.0, warn=_quiet)
     assert _lease(run_uri, 1)["expires_at"] <= time.time()
     lock.ttl_s = 600.0
     assert lock.renew()

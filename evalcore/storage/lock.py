@@ -37,6 +37,7 @@ rewrite only derived files (leaderboard, report) from tables whose files are wri
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 import secrets
@@ -45,23 +46,23 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict, ValidationError
-from rich.console import Console
-from rich.text import Text
 
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
-from evalcore.storage.run_folder import open_run
+from evalcore.storage.run_folder import folder_of
 
 LEASE_TTL_S = 120.0
 """A lease not renewed for this long has expired (its holder stopped, hung or lost the storage)."""
 RENEW_EVERY_S = 30.0
 """How often a holder renews its lease: four chances before it expires."""
 TAKE_OVER_OPTION = "--take-over-lock"
+log = logging.getLogger(__name__)
 _LEASE_NAME = re.compile(r"lock-(\d{6,})\.json")
 
 
@@ -93,18 +94,19 @@ class _Lease(BaseModel):
 
 def lease_uri(run_uri: str, number: int) -> str:
     """The URI of lease `number` of a run."""
-    return fs.join(open_run(run_uri).lock, f"lock-{number:06d}.json")
+    return fs.join(folder_of(run_uri).lock, f"lock-{number:06d}.json")
 
 
-def _lease_numbers(run_uri: str) -> list[int]:
-    names = (fs.basename(f) for f in fs.list_files(open_run(run_uri).lock, suffix=".json"))
+def _lease_numbers(run_uri: str, endpoint_override: str | None = None) -> list[int]:
+    names = (fs.basename(f) for f in fs.list_files(folder_of(run_uri).lock, suffix=".json",
+                                                   endpoint_override=endpoint_override))
     return sorted(int(m.group(1)) for n in names if (m := _LEASE_NAME.fullmatch(n)))
 
 
-def _read_lease(run_uri: str, number: int) -> _Lease | None:
+def _read_lease(run_uri: str, number: int, endpoint_override: str | None = None) -> _Lease | None:
     """The lease, or None when it cannot be read as one (reported as such by the caller)."""
     try:
-        return _Lease.model_validate_json(fs.read_bytes(lease_uri(run_uri, number)))
+        return _Lease.model_validate_json(fs.read_bytes(lease_uri(run_uri, number), endpoint_override))
     except (OSError, ValidationError):
         return None
 
@@ -215,14 +217,14 @@ def _refusal(run_uri: str, number: int, lease: _Lease | None, state: _State, tak
             f"no longer running, run again with {TAKE_OVER_OPTION}")
 
 
-def live_holder(run_uri: str) -> str | None:
+def live_holder(run_uri: str, endpoint_override: str | None = None) -> str | None:
     """Who writes into the run right now (`command` (pid on host) since when), or None when nobody
     holds it, or its holder is gone or its lease expired: the rule `RunLock.acquire` refuses by.
 
     Why: `tribunal reduce` and `report` read a run without taking its lock; while a sweep holds it,
     the tables hold only the part graded so far, and the reader must say so."""
-    numbers = _lease_numbers(run_uri)
-    lease = _read_lease(run_uri, numbers[-1]) if numbers else None
+    numbers = _lease_numbers(run_uri, endpoint_override)
+    lease = _read_lease(run_uri, numbers[-1], endpoint_override) if numbers else None
     if lease is None or _judge(lease, time.time()) not in (_State.RUNNING, _State.VALID):
         return None
     return f"`{lease.command}` (pid {lease.pid} on host {lease.host}) since {_when(lease.acquired_at)}"
@@ -242,7 +244,8 @@ class RunLock:
     ttl_s: float = LEASE_TTL_S
     lost_to: int | None = None
     """The number of a lease that took the run over while this one was held."""
-    console: Console | None = None
+    warn: Callable[[str], None] | None = None
+    """Where the lock says it took a run over or lost it (the sweep prints it on the console; default: the log)."""
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
@@ -260,7 +263,7 @@ class RunLock:
         *,
         take_over: bool = False,
         command: str | None = None,
-        console: Console | None = None,
+        warn: Callable[[str], None] | None = None,
         ttl_s: float = LEASE_TTL_S,
         renew_every_s: float | None = RENEW_EVERY_S,
     ) -> RunLock:
@@ -289,7 +292,7 @@ class RunLock:
             )
             if not fs.write_new(lease_uri(run_uri, number), lease.model_dump_json(indent=1).encode()):
                 continue  # another command took this number first: judge its lease
-            lock = cls(run_uri, lease, ttl_s, console=console)
+            lock = cls(run_uri, lease, ttl_s, warn=warn)
             if took_over is not None:
                 lock._say_took_over(*took_over)
             if renew_every_s is not None:
@@ -306,7 +309,13 @@ class RunLock:
         else:
             what = (f"took over the run from `{previous.command}` (pid {previous.pid} on host {previous.host}, since "
                     f"{_when(previous.acquired_at)}), whose lease expired at {_when(previous.expires_at)}")
-        (self.console or Console(stderr=True)).print(Text.assemble(("lock: ", "yellow"), what), soft_wrap=True)
+        self._say(f"lock: {what}")
+
+    def _say(self, message: str) -> None:
+        if self.warn is not None:
+            self.warn(message)
+        else:
+            log.warning("%s", message)
 
     def _start_renewing(self, every_s: float) -> None:
         def loop() -> None:
@@ -326,9 +335,8 @@ class RunLock:
             later = [n for n in _lease_numbers(self.run_uri) if n > self.lease.number]
             if later:
                 self.lost_to = later[-1]
-                (self.console or Console(stderr=True)).print(Text.assemble(
-                    ("lock lost: ", "red"), f"{lease_uri(self.run_uri, later[-1])} took this run over; the files "
-                    "this command writes are kept beside that command's (none is overwritten)"), soft_wrap=True)
+                self._say(f"lock lost: {lease_uri(self.run_uri, later[-1])} took this run over; the files this "
+                          "command writes are kept beside that command's (none is overwritten)")
                 return False
             self.lease = self.lease.model_copy(update={"expires_at": time.time() + self.ttl_s})
             fs.write_bytes_atomic(self.uri, self.lease.model_dump_json(indent=1).encode())
