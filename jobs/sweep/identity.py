@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalcore.benchmark.identity import BenchmarkIdentity
 from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import StorageError, TribunalError
 from evalcore.prompts import template_hashes
@@ -201,7 +202,8 @@ def storage_failure(exc: BaseException) -> StorageError | None:
     return cause if isinstance(cause, StorageError) else None
 
 
-def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str) -> RunRecord:
+def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str,
+               identity: BenchmarkIdentity | None = None) -> RunRecord:
     """run.json: everything that produced the run, and nothing secret."""
     cfg = opts.config
     return RunRecord(
@@ -218,6 +220,8 @@ def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_has
             uri=opts.benchmark,
             content_hash=benchmark_hash,
             tasks=[TaskRef(id=t.id, area=t.area, n_criteria=len(t.criteria)) for t in tasks],
+            name=identity.name if identity else None,
+            version=identity.version if identity else None,
         ),
         submissions_uri=opts.submissions,
         reuse=opts.reuse,
@@ -261,7 +265,7 @@ def start_run(
     try:
         try:
             created = not fs.exists(open_run(run_uri).record) and run_record(
-                opts, run_id, bench.tasks, benchmark_hash).create(run_uri)
+                opts, run_id, bench.tasks, benchmark_hash, bench.identity).create(run_uri)
         except StorageError as exc:
             raise resumable(exc) from exc
         if not created:  # an unreadable or foreign run.json is bad input (exit 1), not a write failure
