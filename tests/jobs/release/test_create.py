@@ -247,3 +247,12 @@ def test_decisions_in_force_are_frozen_into_the_release(runs: Runs, tmp_path: Pa
     assert read_release(str(tmp_path), "decided") == made.release
     frozen_again = json.loads((tmp_path / "decided" / "decisions.json").read_text())
     assert frozen_again == frozen
+
+
+def test_a_run_whose_sweep_has_not_finished_is_refused(runs: Runs, tmp_path: Path) -> None:
+    unfinished = runs.root / "variants" / "unfinished"
+    shutil.copytree(runs.june, unfinished)
+    (unfinished / "_SUCCESS.json").unlink()
+    with pytest.raises(ReleaseError, match="not a finished run: no sweep of this run has finished"):
+        create_release(str(tmp_path), "r", [str(unfinished)])
+    assert list_releases(str(tmp_path)) == []
