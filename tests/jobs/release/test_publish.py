@@ -10,6 +10,7 @@ one task listed as public, it appears on that task's page and nowhere else.
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
@@ -217,3 +218,15 @@ def test_every_page_renders_without_horizontal_scroll_and_every_internal_link_re
     page.goto((site / "index.html").as_uri())
     assert page.locator("table.board tbody tr").count() == len(json.loads((site / "data/leaderboard.json").read_text())["systems"])
     context.close()
+
+
+def test_a_system_page_shows_its_rate_in_each_practice_area_and_its_costs(released: dict[str, Any]) -> None:
+    site = released["public"]
+    document = json.loads((site / "data" / "leaderboard.json").read_text())
+    for detail in document["details"]:
+        page = (site / "systems" / f"{slug(detail['system'])}.html").read_text()
+        for row in (r for r in document["by_area"] if r["system"] == detail["system"]):
+            rate = row["hc_pass_rate"]["value"]
+            shown = "—" if rate is None else f"{100 * rate:.1f}%"
+            assert re.search(rf'<td class="l">{re.escape(row["area"])}</td>\s*<td>{re.escape(shown)}', page), row["area"]
+        assert f"{detail['graded']}</td>" in page and "Hallucinations confirmed by the audit" in page
