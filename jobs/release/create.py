@@ -37,7 +37,7 @@ from evalcore.release.model import (
 )
 from evalcore.results import adjudications as adj
 from evalcore.results.leaderboard import Leaderboard, scores_table
-from evalcore.results.reduce import current_gradings, reduce_tables
+from evalcore.results.reduce import columns_read, current_gradings, reduce_tables
 from evalcore.storage import fs
 from evalcore.storage.release_folder import open_release
 from evalcore.storage.store import RunRecord
@@ -56,14 +56,21 @@ class Created:
     uri: str
 
 
+FACT_COLUMNS = ["system", "grading_id", "reused_from", "cost_usd", "latency_s"]
+"""What `system_facts` reads of the calls besides what the reduction reads."""
+
+
 def _table(run_uri: str, name: str, systems: Sequence[str], endpoint_override: str | None) -> pa.Table | None:
-    """One table of a run, only the rows of `systems` (and, for calls, the run's preflight calls)."""
+    """One table of a run: the columns the reduction (and `system_facts`) read, only the rows of
+    `systems` (and, for calls, the run's preflight calls), filtered while the shards are scanned."""
     source = open_table(run_uri, name, endpoint_override)
     if source is None:
         return None
-    table = source.to_table() if not isinstance(source, pa.Table) else source
-    keep = pc.is_in(table.column("system"), pa.array(list(systems) + ([""] if name == "calls" else [])))
-    return table.filter(pc.fill_null(keep, False))
+    columns = list(dict.fromkeys(columns_read(name) + (FACT_COLUMNS if name == "calls" else [])))
+    wanted = pc.field("system").isin(list(systems) + ([""] if name == "calls" else []))
+    if isinstance(source, pa.Table):
+        return source.filter(wanted).select(columns)
+    return source.to_table(columns=columns, filter=wanted)
 
 
 def _union(parts: list[pa.Table | None]) -> pa.Table | None:
