@@ -161,6 +161,15 @@ def test_a_release_is_never_overwritten_on_s3_and_latest_only_moves_forward_ther
         move_latest(releases, r1.release, s3_server)
     assert current_latest(releases, s3_server) == r2.latest
     assert [r.name for r in list_releases(releases, s3_server)] == ["v2"]  # v1 lost its record above
+    # the site of the latest release, published onto S3 too, create-only
+    from jobs.release.publish import publish_release
+
+    site = f"s3://{bucket}/site"
+    assert publish_release(releases, "latest", site, s3_server) == f"{site}/index.html"
+    keys = {o["Key"] for o in s3_client(s3_server).list_objects_v2(Bucket=bucket, Prefix="site/")["Contents"]}
+    assert {"site/index.html", "site/data/leaderboard.json", f"site/systems/{NEW}.html"} <= keys
+    with pytest.raises(ReleaseError, match="never overwritten"):
+        publish_release(releases, "v2", site, s3_server)
 
 
 def test_latest_never_moves_back(runs: Runs, tmp_path: Path) -> None:
