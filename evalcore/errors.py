@@ -146,6 +146,10 @@ class PreflightError(TribunalError):
     """A configured vendor failed its one minimal call before a sweep; the sweep is not started."""
 
 
+class ReleaseError(InputError):
+    """A release cannot be made, read, published or moved: names the release (or run) and why."""
+
+
 class StorageError(TribunalError):
     """Reading or writing run output failed (names the URI)."""
 

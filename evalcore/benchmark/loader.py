@@ -41,6 +41,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from evalcore.benchmark import limits as input_limits
 from evalcore.benchmark.documents import convert
+from evalcore.benchmark.identity import BenchmarkIdentity, read_identity
 from evalcore.config.models import InputLimits
 from evalcore.errors import BenchmarkError, DocumentError
 from evalcore.schema import Criterion, Rejection, SourceDocument, Task
@@ -57,6 +58,8 @@ class BenchmarkLoad(BaseModel):
     """The tasks that loaded cleanly, and every problem found, each naming its file."""
 
     root: str = Field(description="The benchmark root (the folder holding tasks/), as given.")
+    identity: BenchmarkIdentity | None = Field(
+        default=None, description="Name and version (benchmark.json, else the root's name); None when unreadable.")
     tasks: list[Task] = Field(default_factory=list, description="Sorted by id.")
     problems: list[Rejection] = Field(default_factory=list)
     warnings: list[Rejection] = Field(
@@ -406,7 +409,13 @@ def load_benchmark(
     tasks, problems = _load_folders(
         list(folders.values()), endpoint_override, max_workers, root, limits or InputLimits()
     )
-    return BenchmarkLoad(root=root, tasks=tasks, problems=problems, warnings=document_warnings(tasks, tasks_root))
+    identity: BenchmarkIdentity | None = None
+    try:
+        identity = read_identity(root, endpoint_override)
+    except BenchmarkError as exc:
+        problems.append(Rejection(file=exc.file, reason=exc.reason))
+    return BenchmarkLoad(root=root, identity=identity, tasks=tasks, problems=problems,
+                         warnings=document_warnings(tasks, tasks_root))
 
 
 def document_warnings(tasks: Iterable[Task], tasks_root: str) -> list[Rejection]:

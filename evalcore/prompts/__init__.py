@@ -29,6 +29,9 @@ from evalcore.vendors.protocol import JudgeRequest
 
 PROMPT_DIR = Path(__file__).parent
 VERSION = "v1"
+PROTOCOL_VERSION = "1.1"
+"""The grading protocol the templates implement (their `[tribunal-protocol 1.1 …]` line); recorded in
+run.json, and a release ranks only runs of one protocol version together."""
 SUFFIX_MARK = "---SUFFIX---\n"
 Purpose = Literal["rubric", "detect", "verify", "preflight"]
 

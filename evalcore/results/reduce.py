@@ -103,6 +103,12 @@ _COLUMNS: dict[str, list[str]] = {
 }
 
 
+def columns_read(table: str) -> list[str]:
+    """The columns the reduction reads of `table`: a caller assembling its input (a release's union of
+    runs) reads only these."""
+    return list(_COLUMNS[table])
+
+
 def _source(name: str, source: TableSource | None) -> TableSource:
     """The given table/dataset, or an empty one with the documented schema."""
     if source is None:

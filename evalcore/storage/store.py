@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import StorageError
+from evalcore.prompts import PROTOCOL_VERSION
 from evalcore.schema import CallRow, FlagRow, Rejection, SubmissionRow, VerdictRow
 from evalcore.storage import fs
 from evalcore.storage.run_folder import folder_of
@@ -250,6 +251,10 @@ class BenchmarkRef(_Record):
     uri: str
     content_hash: str
     tasks: list[TaskRef] = Field(description="Every loadable task: the leaderboard's denominator.")
+    name: str | None = Field(default=None, description="The benchmark's name (benchmark.json, else its folder's); "
+                             "None in runs recorded before it was kept.")
+    version: str | None = Field(default=None, description="The benchmark's version (benchmark.json); None when "
+                                "it states none, or in runs recorded before it was kept.")
 
 
 class ModelRef(_Record):
@@ -283,6 +288,9 @@ class RunRecord(_Record):
     benchmark: BenchmarkRef
     submissions_uri: str
     reuse: list[str] = Field(default_factory=list)
+    protocol_version: str = Field(
+        default=PROTOCOL_VERSION, description="The grading protocol's version (evalcore.prompts.PROTOCOL_VERSION); "
+        "runs recorded before it was kept graded by 1.1, the only one there was.")
 
     def write(self, run_uri: str) -> None:
         """Write `<run_uri>/run.json` whole."""

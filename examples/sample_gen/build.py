@@ -4,6 +4,7 @@ Layout written under the output folder:
   tasks/<area>/<task>[/<scenario>]/task.json + documents/<files>
   submissions/<system>/<task-id>/<deliverable files>
   ground_truth.json
+  benchmark.json        the benchmark's name and version (`evalcore.benchmark.identity`)
 
 Why self-checks at build time: the sample is the yardstick for the judges and the grounding
 checks; a verdict that disagrees with its memo, or a "quote" that is secretly correct, would make
@@ -247,6 +248,10 @@ def _dump(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+SAMPLE_IDENTITY = {"name": "tribunal-sample", "version": "1.0"}
+"""The sample's identity: runs of it rank together in a release only while name and version agree."""
+
+
 def build_sample(out_dir: Path, tasks: Sequence[TaskSpec] | None = None) -> dict[str, Any]:
     """Check every task, then (re)write tasks/, submissions/ and ground_truth.json under out_dir."""
     tasks = list(tasks) if tasks is not None else all_tasks()
@@ -282,6 +287,7 @@ def build_sample(out_dir: Path, tasks: Sequence[TaskSpec] | None = None) -> dict
             gt[key].extend(frag[key])
         gt["distractors"][task.id] = [d.name for d in task.documents if d.distractor]
     _dump(out_dir / "ground_truth.json", gt)
+    _dump(out_dir / "benchmark.json", SAMPLE_IDENTITY)
     return gt
 
 

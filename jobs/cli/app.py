@@ -28,6 +28,7 @@ from jobs.cli.common import (
 from jobs.cli.estimate import estimate
 from jobs.cli.inputs import grade, validate
 from jobs.cli.per_run import calibrate_cmd, compare_cmd, purge, reduce_cmd, report_cmd, show_cmd, status
+from jobs.cli.release import publish, release_app
 from jobs.cli.review import adjudicate, review
 from jobs.cli.sweep import demo, sweep
 from jobs.cli.tools import emulate, synth_cmd
@@ -70,3 +71,5 @@ app.command("compare")(compare_cmd)
 app.command("synth")(synth_cmd)
 app.command()(review)
 app.command()(adjudicate)
+app.add_typer(release_app, name="release")
+app.command()(publish)

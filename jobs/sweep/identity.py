@@ -4,7 +4,7 @@ Why a run id derived from the inputs (`default_run_id`): the same command names 
 running a sweep again resumes it instead of starting over; a run resumes only with the benchmark,
 configuration and vendor mode it was made with (`check_resumable`), since its rows would otherwise
 mix two gradings. `start_run` is the driver's one step over all of this: it takes the run's lock
-(`jobs.sweep.lock`: one writer per run), then creates run.json or checks it, then claims the
+(`evalcore.storage.lock`: one writer per run), then creates run.json or checks it, then claims the
 attempt's number by creating its record (`claim_attempt`), so no later command, after a kill at
 any point or racing this one, can take the same number and overwrite this attempt's files.
 `writing_into` is what holds while the sweep writes: the lock, released at the end, and a storage
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalcore.benchmark.identity import BenchmarkIdentity
 from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.errors import StorageError, TribunalError
 from evalcore.prompts import template_hashes
@@ -202,7 +203,8 @@ def storage_failure(exc: BaseException) -> StorageError | None:
     return cause if isinstance(cause, StorageError) else None
 
 
-def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str) -> RunRecord:
+def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str,
+               identity: BenchmarkIdentity | None = None) -> RunRecord:
     """run.json: everything that produced the run, and nothing secret."""
     cfg = opts.config
     return RunRecord(
@@ -219,6 +221,8 @@ def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_has
             uri=opts.benchmark,
             content_hash=benchmark_hash,
             tasks=[TaskRef(id=t.id, area=t.area, n_criteria=len(t.criteria)) for t in tasks],
+            name=identity.name if identity else None,
+            version=identity.version if identity else None,
         ),
         submissions_uri=opts.submissions,
         reuse=opts.reuse,
@@ -267,7 +271,7 @@ def start_run(
     try:
         try:
             created = not fs.exists(open_run(run_uri).record) and run_record(
-                opts, run_id, bench.tasks, benchmark_hash).create(run_uri)
+                opts, run_id, bench.tasks, benchmark_hash, bench.identity).create(run_uri)
         except StorageError as exc:
             raise resumable(exc) from exc
         if not created:  # an unreadable or foreign run.json is bad input (exit 1), not a write failure

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalcore.config.load import load_config
@@ -57,3 +59,14 @@ def test_a_real_run_refuses_to_reuse_an_emulated_run(tmp_path) -> None:
     check_reusable([str(tmp_path / "emu")], VendorMode.EMULATED)
     with pytest.raises(TribunalError, match="names no run"):
         check_reusable([str(tmp_path / "nothing")], VendorMode.EMULATED)
+
+
+def test_run_json_records_the_benchmarks_name_and_version_and_the_protocol_version(tmp_path: Path) -> None:
+    from evalcore.benchmark.identity import BenchmarkIdentity
+    from evalcore.prompts import PROTOCOL_VERSION
+    from evalcore.storage.store import RunRecord
+
+    record = run_record(_opts(), "r", [], "h", BenchmarkIdentity(name="legal-bench", version="2.1"))
+    record.write(str(tmp_path))
+    read = RunRecord.read(str(tmp_path))
+    assert (read.benchmark.name, read.benchmark.version, read.protocol_version) == ("legal-bench", "2.1", PROTOCOL_VERSION)
