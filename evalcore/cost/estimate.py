@@ -381,7 +381,7 @@ def estimate_part(
     est = Estimate(assumptions=model, warm=warm_any, pricing="batch" if config.batch.enabled else "online")
     modes = pricing_modes(config)
     acc = {cfg.name: VendorEstimate(vendor=cfg.name, model=cfg.model) for cfg in config.vendors()}
-    audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
+    audit_weight = {"always": 1.0, "never": 0.0}.get(config.audit.mode, model.audited_share)
     batched = _batched(config)
 
     def add(sub: Submission, cfg: VendorConfig, request: JudgeRequest, request_tokens: int, plan: CachePlan,
@@ -430,7 +430,9 @@ def estimate_part(
             continue
         replay = _Replay(cpt)
         for cfg in config.judges:
-            requests = [p.request_for(cfg, cpt) for _, p in plan.rubric]
+            if sub.repeat and sub.repeat_judges and cfg.name not in sub.repeat_judges:
+                continue  # a judge the repeat holds: answered from the original's stored calls, unpaid
+            requests = [p.request_for(cfg, cpt, sub.repeat) for _, p in plan.rubric]
             cached = [CachePlan(0, ())] * len(requests)
             if cfg.name in batched:  # the vendor answers a batch's requests one after another
                 phases = [[i] for i in range(len(requests))]
@@ -446,12 +448,12 @@ def estimate_part(
                 add(sub, cfg, r, r.estimated_input_tokens, hit, 1.0)
         if audit_weight > 0:
             auditor = config.auditor
-            stage1 = plan.detect.request_for(auditor, cpt)
+            stage1 = plan.detect.request_for(auditor, cpt, sub.repeat)
             [found] = replay.burst(auditor, [stage1])
             add(sub, auditor, stage1, stage1.estimated_input_tokens, found, audit_weight)
             # Stage 2 reads Stage 1's prefix (the audit's sources, the same fences), then its flags:
             # rendered without them, their size is the assumed `verify_flag_tokens`
-            stage2 = verify_prompt(task, sub, [], plan.boundary).request_for(auditor, cpt)
+            stage2 = verify_prompt(task, sub, [], plan.boundary).request_for(auditor, cpt, sub.repeat)
             extra = int(model.verify_flag_tokens * cpt)
             [found] = replay.burst(auditor, [stage2], extra_chars=extra)
             add(sub, auditor, stage2, stage2.estimated_input_tokens + int(model.verify_flag_tokens), found,

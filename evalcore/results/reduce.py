@@ -90,7 +90,7 @@ _COLUMNS: dict[str, list[str]] = {
     "submissions": [
         "grading_id", "submission_id", "system", "task_id", "area", "status", "task_score",
         "criterion_pass_rate", "near_pass_1", "near_pass_2", "audited", "material_flags",
-        "minor_flags", "gated", "hc_score", "graded_at",
+        "minor_flags", "gated", "hc_score", "graded_at", "repeat",
     ],
     "verdicts": ["grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict"],
     "flags": ["grading_id", "flag_index", "system", "origin", "status", "category", "materiality",
@@ -116,17 +116,30 @@ def _source(name: str, source: TableSource | None) -> TableSource:
 
 
 def current_gradings_sql(source: str = "submissions") -> str:
-    """SQL selecting each submission's current grading: its latest `graded_at` (ties: grading_id)."""
+    """SQL selecting each submission's current grading: its latest `graded_at` (ties: grading_id)
+    among its original gradings (`repeat` 0 or null: a run before the column). A retest's repeats
+    never replace the original: they are read apart (`evalcore.results.repeatability`). `source`
+    must have the `repeat` column (the run tables' schema has it; `current_gradings` adds it to a
+    table without)."""
     return (
         f"SELECT * EXCLUDE (_rn) FROM (SELECT *, row_number() OVER (PARTITION BY submission_id "
-        f"ORDER BY graded_at DESC, grading_id DESC) AS _rn FROM {source}) WHERE _rn = 1"
+        f"ORDER BY graded_at DESC, grading_id DESC) AS _rn FROM {source} WHERE coalesce(repeat, 0) = 0) WHERE _rn = 1"
     )
+
+
+def with_repeat(table: pa.Table) -> pa.Table:
+    """`table` with a `repeat` column (0 for every row when it had none: written before repeats existed)."""
+    if "repeat" in table.column_names:
+        return table
+    return table.append_column("repeat", pa.array([0] * table.num_rows, pa.int64()))
 
 
 def current_gradings(submissions: TableSource) -> pa.Table:
     """The current grading of every submission (the rule in the module docstring), as a table."""
     con = duckdb.connect()
     try:
+        if isinstance(submissions, pa.Table):
+            submissions = with_repeat(submissions)
         con.register("submissions", submissions)
         return con.sql(current_gradings_sql()).to_arrow_table()
     finally:

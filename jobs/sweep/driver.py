@@ -230,7 +230,7 @@ def read_submissions(
     index = ResumeIndex.load(run.run_uri)
     return SubmissionPass(
         opts.submissions, bench.task_map(), excluded=bench.excluded_task_ids(), limits=opts.config.input_limits,
-        is_done=lambda s: index.is_done(s.id, s.content_hash()), shard_size=opts.shard_size, rejected=rejected,
+        is_done=lambda s: index.is_done(s.id, s.content_hash(), s.repeat), shard_size=opts.shard_size, rejected=rejected,
         on_submission=opts.on_submission,
     )
 
@@ -295,7 +295,7 @@ class _ShardLoop:
 
     def submit(self, shard: SpooledShard) -> None:
         """One `grade_shard` task for the shard's pending submissions, into the window."""
-        ids = [s.id for s in shard.pending]
+        ids = [s.grading_key for s in shard.pending]  # a repeat's key is its own: `<id>#<k>`
         refs = {s.task_id: self.task_refs[s.task_id] for s in shard.pending}
         name = shard_name(shard.index, ids, self.run.attempt)  # the attempt in the name: never an earlier file
         indexes = self.source_indexes.refs(refs)
