@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalcore.results.stats import CONFIDENCE, distinct_rows, resample_counts, row_products
+from evalcore.results.stats import CONFIDENCE, distinct_rows, grading_draws, resample_counts, row_products
 
 _CELLS = 4_000_000
 """Cap on B × S × (block of systems) comparisons held at once in the pairwise counts (4 MB each)."""
@@ -264,3 +264,53 @@ def _compare_shared(counts: npt.NDArray[np.float64], x: npt.NDArray[np.float64],
             with np.errstate(invalid="ignore", divide="ignore"):
                 diff = (a - theirs) / den
             _record(int(i), diff, alpha, beats, separable)
+
+
+def rank_two_level(
+    names: Sequence[str],
+    gradings: npt.NDArray[np.float64],
+    counts: npt.NDArray[np.int64],
+    m: npt.NDArray[np.float64],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = CONFIDENCE,
+    block: int = 100,
+) -> Ranking:
+    """`rank_matrix` with judge noise: tasks resampled, then one grading of each scored cell drawn.
+
+    `gradings` (systems × tasks × G) holds each scored cell's gradings, the original first (its
+    headline score: the point estimates are the originals'), `counts` how many each has (1 for a
+    cell never repeated), `m` the scored mask as in `rank_matrix`. In each replicate the tasks are
+    drawn once for every system (paired, as `rank_matrix`), then every cell's grading is drawn
+    among its own (`stats.grading_draws`), independently per system: two judges' noise on two
+    systems is not shared. Differences are over the tasks both systems were scored on. Cost:
+    B × S² × T products (blocks of `block` replicates), against B × S × T for the task-only path.
+    """
+    s, n = m.shape
+    x0 = np.ascontiguousarray(gradings[:, :, 0], dtype=np.float64)
+    counts_m = m.sum(axis=1)
+    point = np.divide((x0 * m).sum(axis=1), counts_m, out=np.full(s, -np.inf), where=counts_m > 0)
+    order = sorted(range(s), key=lambda i: (-point[i], names[i]))
+    g, c, m, point = gradings[order], counts[order], np.ascontiguousarray(m[order], dtype=np.float64), point[order]
+    ordered = [names[i] for i in order]
+    beats = np.full((s, s), 0.5)
+    separable = np.zeros((s, s), dtype=bool)
+    if s and n and n_resamples:
+        alpha = (1.0 - confidence) / 2.0
+        task_counts = resample_counts(rng, n, n_resamples)  # (B, T): the same first level as rank_matrix
+        diff = np.empty((s, n_resamples, s), dtype=np.float64)  # diff[i, b, j] = i − j in replicate b
+        shared = np.einsum("it,jt->ijt", m, m)
+        for b0 in range(0, n_resamples, block):
+            cb = task_counts[b0 : b0 + block]
+            xb = grading_draws(rng, g, c, cb.shape[0])  # (B', S, T)
+            den = np.einsum("bt,ijt->bij", cb, shared)
+            own = np.einsum("bt,ijt,bit->bij", cb, shared, xb)  # i's sum over the tasks it shares with j
+            with np.errstate(invalid="ignore", divide="ignore"):
+                diff[:, b0 : b0 + cb.shape[0], :] = ((own - own.transpose(0, 2, 1)) / den).transpose(1, 0, 2)
+        for i in range(s):
+            _record(i, diff[i], alpha, beats, separable)
+    np.fill_diagonal(beats, 0.5)
+    np.fill_diagonal(separable, False)
+    return Ranking(systems=ordered, point=[float(p) if np.isfinite(p) else float("nan") for p in point],
+                   beats=beats, separable=separable, confidence=confidence)

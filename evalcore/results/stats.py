@@ -393,3 +393,57 @@ def fleiss_kappa(counts: npt.ArrayLike, weights: npt.ArrayLike | None = None) ->
     p_cat = (w[:, None] * c).sum(axis=0) / (n_items * m0)
     p_e = float((p_cat**2).sum())
     return float((p_bar - p_e) / (1.0 - p_e))
+
+
+# --------------------------------------------------------------------------------------------
+# Two levels: tasks, then the gradings of a task (a retest's repeats)
+# --------------------------------------------------------------------------------------------
+
+
+def grading_draws(
+    rng: np.random.Generator, gradings: npt.NDArray[np.float64], counts: npt.NDArray[np.int64], n_resamples: int
+) -> npt.NDArray[np.float64]:
+    """(B, *counts.shape): for every replicate, one grading of each unit drawn uniformly among its own.
+
+    `gradings` is (*shape, G): unit u's gradings in `gradings[u, :counts[u]]` (the original first,
+    then its repeats; padding after). Why one grading per unit and not the mean of a resample of
+    them: the leaderboard scores each task by one grading (the original), so its judge noise is
+    that of one grading, which drawing one of its observed gradings reproduces.
+    """
+    c = np.maximum(np.asarray(counts, dtype=np.int64), 1)
+    u = rng.random((n_resamples, *c.shape))
+    pick = np.minimum((u * c).astype(np.int64), c - 1)
+    return np.take_along_axis(np.broadcast_to(gradings, (n_resamples, *gradings.shape)), pick[..., None],
+                              axis=-1)[..., 0]
+
+
+def bootstrap_two_level(
+    gradings: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = CONFIDENCE,
+) -> Interval:
+    """The mean of the units' first gradings, with a two-level percentile-bootstrap interval.
+
+    Level one resamples the n units (tasks) as `bootstrap_ratio` does; level two draws, for each
+    unit of a replicate, one of its `counts[u]` gradings (`grading_draws`). With one grading per
+    unit it is the task-only bootstrap's interval (the same draws of units). `gradings` is (n, G),
+    `counts` (n,). The point estimate is the mean of the first gradings (the leaderboard's value).
+    """
+    g = np.atleast_2d(np.asarray(gradings, dtype=np.float64))
+    c = np.asarray(counts, dtype=np.int64)
+    n = g.shape[0]
+    if n == 0:
+        return Interval(value=None)
+    point = float(g[:, 0].mean())
+    if not n_resamples:
+        return Interval(value=point, n=n)
+    unit_counts = resample_counts(rng, n, n_resamples)  # (B, n): the first level, scipy's draws
+    values = grading_draws(rng, g, c, n_resamples)  # (B, n): the second
+    boot = np.einsum("bn,bn->b", unit_counts, values) / n
+    (bounds,) = _percentile_bounds(boot.reshape(-1, 1), (1.0 - confidence) / 2.0)
+    if bounds is None:
+        return Interval(value=point, n=n)
+    return Interval(value=point, low=bounds[0], high=bounds[1], n=n)
