@@ -30,7 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalcore.results.stats import CONFIDENCE, distinct_rows, grading_draws, resample_counts, row_products
+from evalcore.results.stats import (
+    CONFIDENCE,
+    distinct_rows,
+    grading_picks,
+    resample_counts,
+    resample_indices,
+    row_products,
+)
 
 _CELLS = 4_000_000
 """Cap on B × S × (block of systems) comparisons held at once in the pairwise counts (4 MB each)."""
@@ -275,17 +282,19 @@ def rank_two_level(
     rng: np.random.Generator,
     n_resamples: int = 2000,
     confidence: float = CONFIDENCE,
-    block: int = 100,
+    block: int = 50,
 ) -> Ranking:
-    """`rank_matrix` with judge noise: tasks resampled, then one grading of each scored cell drawn.
+    """`rank_matrix` with judge noise: tasks resampled, then one grading of each drawn cell.
 
     `gradings` (systems × tasks × G) holds each scored cell's gradings, the original first (its
     headline score: the point estimates are the originals'), `counts` how many each has (1 for a
     cell never repeated), `m` the scored mask as in `rank_matrix`. In each replicate the tasks are
-    drawn once for every system (paired, as `rank_matrix`), then every cell's grading is drawn
-    among its own (`stats.grading_draws`), independently per system: two judges' noise on two
-    systems is not shared. Differences are over the tasks both systems were scored on. Cost:
-    B × S² × T products (blocks of `block` replicates), against B × S × T for the task-only path.
+    drawn once for every system (paired: the same draws as `rank_matrix`), then, for every copy of
+    a drawn task, each system's grading of it is drawn among its own (`stats.grading_picks`),
+    independently per system and per copy: two systems' judge noise is not shared. A difference is
+    over the tasks both systems were scored on; differences within 1e-12 of zero are ties (sums of
+    the same scores in another order). Cost: B × S² × T products (blocks of `block` replicates),
+    against B × S × T for the task-only path.
     """
     s, n = m.shape
     x0 = np.ascontiguousarray(gradings[:, :, 0], dtype=np.float64)
@@ -298,16 +307,19 @@ def rank_two_level(
     separable = np.zeros((s, s), dtype=bool)
     if s and n and n_resamples:
         alpha = (1.0 - confidence) / 2.0
-        task_counts = resample_counts(rng, n, n_resamples)  # (B, T): the same first level as rank_matrix
+        picker = rng.spawn(1)[0]
         diff = np.empty((s, n_resamples, s), dtype=np.float64)  # diff[i, b, j] = i − j in replicate b
-        shared = np.einsum("it,jt->ijt", m, m)
-        for b0 in range(0, n_resamples, block):
-            cb = task_counts[b0 : b0 + block]
-            xb = grading_draws(rng, g, c, cb.shape[0])  # (B', S, T)
-            den = np.einsum("bt,ijt->bij", cb, shared)
-            own = np.einsum("bt,ijt,bit->bij", cb, shared, xb)  # i's sum over the tasks it shares with j
-            with np.errstate(invalid="ignore", divide="ignore"):
-                diff[:, b0 : b0 + cb.shape[0], :] = ((own - own.transpose(0, 2, 1)) / den).transpose(1, 0, 2)
+        for start, idx in resample_indices(rng, n, n_resamples):  # the same first level as rank_matrix
+            for b0 in range(0, idx.shape[0], block):
+                drawn = idx[b0 : b0 + block]  # (B', T): the tasks of each replicate, copy by copy
+                mask = m[:, drawn]  # (S, B', T)
+                x = np.stack([grading_picks(picker, g[i], c[i], drawn) for i in range(s)])  # (S, B', T)
+                den = np.einsum("ibt,jbt->bij", mask, mask)
+                own = np.einsum("ibt,jbt->bij", mask * x, mask)  # i's sum over the copies it shares with j
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    d = (own - own.transpose(0, 2, 1)) / den
+                d[np.abs(d) < 1e-12] = 0.0
+                diff[:, start + b0 : start + b0 + drawn.shape[0], :] = d.transpose(1, 0, 2)
         for i in range(s):
             _record(i, diff[i], alpha, beats, separable)
     np.fill_diagonal(beats, 0.5)
