@@ -55,6 +55,7 @@ from evalcore.results import stats
 from evalcore.results.labels import Labels, label_matches_flag
 from evalcore.results.leaderboard import ALL_AREAS, interval_fields
 from evalcore.results.reduce import TableSource, current_gradings_sql, with_repeat
+from evalcore.results.repeatability import Repeatability
 from evalcore.results.stats import Interval
 from evalcore.storage.store import RunRecord
 
@@ -147,6 +148,9 @@ class Calibration(BaseModel):
         "retried (empty when the calls table was not given).",
     )
     notes: list[str] = Field(default_factory=list)
+    repeatability: Repeatability | None = Field(
+        default=None, description="The test-retest figures of the run's repeats (`tribunal retest`), whatever the "
+        "labels: the judges against themselves (`evalcore.results.repeatability`); None without repeats.")
 
 
 # --------------------------------------------------------------------------------------------
