@@ -130,3 +130,13 @@ def test_a_retest_killed_with_sigkill_then_run_again_loses_nothing_and_pays_for_
     last = max(int(p.stem.split("-")[1]) for p in (run / "_attempts").glob("attempt-*.json"))
     assert _attempt(run, last)["paid_calls"] == 0
     assert os.path.exists(run / "_SUCCESS.json")
+
+
+def test_the_report_shows_the_repeatability_section_and_the_intervals_with_judge_noise(noisy) -> None:
+    run = noisy[0]
+    shown = runner.invoke(app, ["report", str(run)])
+    assert shown.exit_code == 0, shown.output[-3000:]
+    html = (run / "report.html").read_text()
+    section = html.split('<section id="repeatability">')[1].split("</section>")[0]
+    assert 'id="repeatability-judges"' in section and "<b>xai</b>" in section and "<b>panel</b>" in section
+    assert 'id="judge-noise"' in section and 'id="repeatability-criteria"' in section
