@@ -140,3 +140,21 @@ def test_the_report_shows_the_repeatability_section_and_the_intervals_with_judge
     section = html.split('<section id="repeatability">')[1].split("</section>")[0]
     assert 'id="repeatability-judges"' in section and "<b>xai</b>" in section and "<b>panel</b>" in section
     assert 'id="judge-noise"' in section and 'id="repeatability-criteria"' in section
+
+
+def test_show_names_the_original_grading_of_a_repeated_submission_and_counts_its_repeats(noisy) -> None:
+    run = noisy[0]
+    subs = read_table(str(run), "submissions").to_pylist()
+    repeated = next(s for s in subs if s["repeat"] == 1)
+    original = next(s for s in subs if s["repeat"] == 0 and s["submission_id"] == repeated["submission_id"])
+    shown = runner.invoke(app, ["show", str(run), "--system", repeated["system"], "--task", repeated["task_id"],
+                                "--json"])
+    assert shown.exit_code == 0, shown.output[-3000:]
+    data = json.loads(shown.stdout)
+    assert data["grading_id"] == original["grading_id"] and data["gradings"] == 1 and data["repeats"] == 2
+
+
+def test_a_retest_refuses_a_judge_not_in_the_runs_panel_naming_the_panel(noisy) -> None:
+    refused = runner.invoke(app, ["retest", str(noisy[0]), "--judges", "gemini", "--sample", "1", "--no-progress"])
+    assert refused.exit_code == 1
+    assert "--judges: no judge named gemini in this run's panel (openai, xai, anthropic)" in refused.output
