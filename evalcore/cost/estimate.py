@@ -141,7 +141,7 @@ class OutputModel(BaseModel):
 
         calls = read_table(run_uri, "calls", ["vendor", "purpose", "outcome", "output_tokens", "reused_from",
                                               "attempts", "cost_usd"])
-        subs = read_table(run_uri, "submissions", ["status", "audited"])
+        subs = read_table(run_uri, "submissions", ["status", "audited", "repeat"])
         con = duckdb.connect()
         con.register("calls", calls)
         con.register("subs", subs)
@@ -152,7 +152,9 @@ class OutputModel(BaseModel):
         ).fetchall():
             per.setdefault(str(vendor), {})[str(purpose)] = float(mean)
         complete, audited = con.execute(
-            "select count(*), count(*) filter (where audited) from subs where status = 'complete'"
+            # the originals: a retest's repeats of the panel only are not audited by choice, not by the rule
+            "select count(*), count(*) filter (where audited) from subs where status = 'complete' "
+            "and coalesce(repeat, 0) = 0"
         ).fetchone() or (0, 0)
         detects, verifies = con.execute(
             "select count(*) filter (where purpose = 'detect'), count(*) filter (where purpose = 'verify') from calls"
