@@ -75,7 +75,8 @@ def _write(folder: Path, name: str, table: pa.Table, schema_name: str) -> None:
     schema = arrow_schema(schema_name)
     for f in schema:
         if f.name not in table.column_names:  # a nullable column the generator leaves empty (e.g. batch_id)
-            table = table.append_column(f.name, pa.nulls(table.num_rows, f.type))
+            empty = pa.nulls(table.num_rows, f.type) if f.nullable else pa.repeat(pa.scalar(0, f.type), table.num_rows)
+            table = table.append_column(f.name, empty)  # `repeat`: 0, every row an original
     table = table.select(schema.names).cast(schema)
     folder.mkdir(parents=True, exist_ok=True)
     pq.write_table(table, folder / f"{name}.parquet", compression="zstd")

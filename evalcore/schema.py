@@ -135,11 +135,26 @@ class Submission(BaseModel):
     task_id: str = Field(min_length=1)
     deliverables: dict[str, Deliverable]
     origin: str = Field(default="", description="Where it was loaded from (folder or manifest:line).")
+    repeat: int = Field(
+        default=0, ge=0,
+        description="Which grading of it is asked for: 0 the original; k > 0 the k-th repeat of `tribunal retest` "
+        "(a fresh, paid grading whose requests have their own identity: `RenderedPrompt.request_for`).",
+    )
+    repeat_judges: tuple[str, ...] = Field(
+        default=(),
+        description="A repeat of some judges only (`retest --judges`): the others' requests keep the original's "
+        "identity, so they are answered from the original's stored calls at no cost; empty: every judge.",
+    )
 
     @property
     def id(self) -> str:
         """Identity of a submission inside a run: system + task id."""
         return f"{self.system}::{self.task_id}"
+
+    @property
+    def grading_key(self) -> str:
+        """The submission id, with `#<k>` for the k-th repeat: one key per grading asked for (shard names, progress)."""
+        return self.id if self.repeat == 0 else f"{self.id}#{self.repeat}"
 
     def content_hash(self) -> str:
         """Hash of the deliverables' names and texts: a changed submission is graded again."""
@@ -263,6 +278,7 @@ class RowIdentity(BaseModel):
     submission_id: str = Field(description='`<system>::<task_id>`.')
     system: str = Field(description="Evaluated system (the folder name under the results root, or the manifest's system).")
     task_id: str = Field(description='Task id: its path under tasks/.')
+    repeat: int = Field(default=0, description='0: the original grading; k > 0: the k-th repeat of `tribunal retest` (a fresh grading of the same submission, its requests of their own identity). Runs before the column read 0.')
 
 
 class CallRow(RowIdentity):

@@ -87,6 +87,9 @@ class RunSpec:
     """(task_id, area) benchmark tasks no system submitted (missing for everyone)."""
     judge_verdicts: Mapping[str, Mapping[str, Mapping[str, Mapping[str, str]]]] = field(default_factory=dict)
     """judge -> system -> task -> criterion -> verdict: what that judge said instead of the truth."""
+    repeats: Mapping[tuple[str, str], list[Mapping[str, str]]] = field(default_factory=dict)
+    """(system, task) -> one criterion -> verdict mapping per repeat (`tribunal retest` without
+    --audit: repeat k graded after the original, every judge saying that verdict, not audited)."""
 
 
 def _family(system: str) -> str | None:
@@ -148,6 +151,9 @@ def build_run(run_uri: str, truth: Mapping[str, Any], spec: RunSpec | None = Non
             lenient = {j for j, fam in spec.lenient.items() if _family(system) == fam}
             _grading(tables, spec, system, task_id, truth_here, halluc.get(key, []), graded_at=200.0, attempt=1,
                      status=status, lenient=lenient)
+            for k, said in enumerate(spec.repeats.get(key, []), start=1):
+                _grading(tables, spec, system, task_id, said, [], graded_at=300.0 + k, attempt=10 + k, status=None,
+                         repeat=k)
             write_shard(run_uri, f"part-{shard:06d}", tables)
             shard += 1
     rejected = [{"file": f"results/{s}/{t}/memo.docx", "reason": "not a docx file", "system": s, "task_id": t}
@@ -189,6 +195,7 @@ def _grading(
     status: str | None,
     lenient: set[str] | None = None,
     audit_always: bool = False,
+    repeat: int = 0,
 ) -> None:
     area = task_id.split("/")[0]
     sid = f"{system}::{task_id}"
@@ -221,7 +228,7 @@ def _grading(
         scores = None
     else:
         pre = score_panel(by_judge)
-        audit = should_audit(pre, "always" if audit_always else "scored")  # type: ignore[arg-type]
+        audit = should_audit(pre, "never" if repeat else "always" if audit_always else "scored")  # type: ignore[arg-type]
         flags = []
         if audit:
             for h in hallucinations:
@@ -264,3 +271,8 @@ def _grading(
             "hc_score": scores.hc_score if scores else None, "graded_at": graded_at,
         }
     )
+    if repeat:  # every row of this grading is the repeat's
+        for rows in tables.values():
+            for row in rows:
+                if row.get("grading_id") == gid:
+                    row["repeat"] = repeat

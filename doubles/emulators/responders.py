@@ -116,6 +116,10 @@ class Persona(BaseModel):
     flags are the heuristics' findings, thinned by `recall`, plus false flags. Every random choice
     is a hash of the seed, the persona's name and the content (never the random fence boundary),
     so the same question always gets the same answer: resumes, `--reuse` and re-runs agree.
+    Except the noise across gradings (`retest_flip`, `flag_recurrence`): that is drawn per
+    grading, from the seed, the item and the grading's fence boundary (`PersonaSet.grading_draw`:
+    new for every grading, shared by all its prompts), since a repeat that could never differ would
+    measure nothing. A stored answer is still served by reuse, so a re-run agrees with the first.
 
     Expected effects, which tests check the reduction recovers:
     * self-family preference ≈ `self_bias` × the share of its own family's items the others fail;
@@ -150,11 +154,23 @@ class Persona(BaseModel):
     rejects_real_flags: float = Field(
         default=0.0, ge=0.0, le=1.0, description="Auditor: share of real (grounded) flags Stage 2 rejects."
     )
+    retest_flip: float = Field(
+        default=0.0, ge=0.0, le=0.5,
+        description="Judge noise across gradings: in each grading of a submission, each verdict is flipped with "
+        "this probability, drawn afresh per grading (two gradings then differ on an item with probability "
+        "2q(1-q): the flip rate `tribunal retest` measures).",
+    )
+    flag_recurrence: float = Field(
+        default=1.0, ge=0.0, le=1.0,
+        description="Auditor noise across gradings: in each grading, each Stage 1 flag it would raise is raised "
+        "with this probability, drawn afresh per grading (a flag of one grading recurs in another with it).",
+    )
 
     def is_neutral(self) -> bool:
         """True when the persona changes nothing (the offline heuristics as they are)."""
         return (self.leniency == 0 and self.noise == 0 and self.self_bias == 0 and self.recall == 1
-                and self.false_flag_rate == 0 and self.rejects_real_flags == 0)
+                and self.false_flag_rate == 0 and self.rejects_real_flags == 0 and self.retest_flip == 0
+                and self.flag_recurrence == 1)
 
 
 def deliverables_fingerprint(deliverables: Iterable[tuple[str, str]]) -> str:
@@ -196,11 +212,19 @@ class PersonaSet(BaseModel):
         digest = hashlib.sha256("\x1f".join(map(str, (self.seed, *parts))).encode("utf-8")).digest()
         return int.from_bytes(digest[:8], "big") / 2.0**64
 
+    def grading_draw(self, name: str, kind: str, boundary: str, *item: object) -> float:
+        """A uniform number in [0, 1) for one item in one grading: fixed by the seed, the persona,
+        the item and the grading's fence boundary (drawn per grading), so each grading of the same
+        submission is an independent draw (`Persona.retest_flip`, `flag_recurrence`)."""
+        return self._u(name, kind, boundary, *item)
+
     def bend(self, persona: Persona, request: EmulatedRequest, answer: dict[str, Any]) -> dict[str, Any]:
         """The offline answer, bent by `persona` (rubric, detect and verify answers; others untouched)."""
         from evalcore.prompts import parse_prompt
 
         parsed = parse_prompt(request.system, request.user)
+        fence = _FENCE.search(request.user)
+        boundary = fence.group(1) if fence else ""
         name = self._key(request)
         family = persona.family or request.vendor
         present = [
@@ -212,15 +236,16 @@ class PersonaSet(BaseModel):
         if parsed.purpose == "rubric" and "verdict" in answer:
             crit = parsed.one("criterion")
             item = (fp, crit.attrs.get("id", "") if crit else "", crit.text if crit else "")
-            return self._rubric(persona, name, family, fp, item, answer)
+            return self._rubric(persona, name, family, fp, item, answer, boundary)
         if parsed.purpose == "detect" and "flags" in answer:
-            return self._detect(persona, name, fp, present, answer)
+            return self._detect(persona, name, fp, present, answer, boundary)
         if parsed.purpose == "verify" and "decisions" in answer:
             return self._verify(persona, name, fp, parsed, answer)
         return answer
 
     def _rubric(
-        self, p: Persona, name: str, family: str, fp: str, item: tuple[str, str, str], answer: dict[str, Any]
+        self, p: Persona, name: str, family: str, fp: str, item: tuple[str, str, str], answer: dict[str, Any],
+        boundary: str = "",
     ) -> dict[str, Any]:
         base = answer["verdict"]
         verdict = base
@@ -234,6 +259,8 @@ class PersonaSet(BaseModel):
             verdict, why = "pass", [*why, "own family"]
         if p.noise > 0 and self._u(name, "noise", *item) < p.noise:
             verdict, why = ("fail" if verdict == "pass" else "pass"), [*why, "noise"]
+        if p.retest_flip > 0 and self.grading_draw(name, "flip", boundary, *item) < p.retest_flip:
+            verdict, why = ("fail" if verdict == "pass" else "pass"), [*why, "this grading's flip"]
         if verdict == base:
             return answer
         reasoning = f"{answer.get('reasoning', '')} [persona {name}: {verdict} ({', '.join(why)})]"
@@ -243,11 +270,15 @@ class PersonaSet(BaseModel):
         return p.false_flag_rate > 0 and self._u(name, "false", fp, deliverable, span) < p.false_flag_rate
 
     def _detect(
-        self, p: Persona, name: str, fp: str, present: list[tuple[str, str]], answer: dict[str, Any]
+        self, p: Persona, name: str, fp: str, present: list[tuple[str, str]], answer: dict[str, Any],
+        boundary: str = "",
     ) -> dict[str, Any]:
         flags = [
             f for f in answer["flags"]
-            if p.recall >= 1 or self._u(name, "recall", fp, f.get("deliverable"), f.get("span")) < p.recall
+            if (p.recall >= 1 or self._u(name, "recall", fp, f.get("deliverable"), f.get("span")) < p.recall)
+            and (p.flag_recurrence >= 1
+                 or self.grading_draw(name, "recur", boundary, fp, f.get("deliverable"), f.get("span"))
+                 < p.flag_recurrence)
         ]
         taken = {(f.get("deliverable"), s) for f in answer["flags"] for s in [str(f.get("span", ""))]}
         for deliverable, text in present:
@@ -293,6 +324,8 @@ class PersonaSet(BaseModel):
 
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]")
+_FENCE = re.compile(r"<<<DATA ([0-9a-f]+) ")
+"""The opening of a fenced block: its boundary is the grading's (`evalcore.prompts.new_boundary`)."""
 
 
 def _fix_merges(answer: dict[str, Any]) -> dict[str, Any]:
@@ -314,3 +347,17 @@ DEMO_PERSONAS: dict[str, Persona] = {
 """The panel `tribunal demo` runs: a lenient OpenAI judge (also the auditor: it misses some findings
 and raises a few false flags), a noisy xAI judge, and an Anthropic judge that passes its own
 family's work more often than the others do."""
+
+DEMO_RETEST_NOISE: dict[str, dict[str, float]] = {
+    "openai": {"retest_flip": 0.02, "flag_recurrence": 0.8},
+    "xai": {"retest_flip": 0.08},
+    "anthropic": {"retest_flip": 0.03},
+}
+"""The demo panel's noise across gradings (`--personas demo-noisy`: `DEMO_PERSONAS` with it): what
+`tribunal retest runs/demo` measures. Apart from `DEMO_PERSONAS` so the demo's own sweep is
+drawn from the content alone and gives the same leaderboard every time."""
+
+
+def demo_noisy_personas() -> dict[str, Persona]:
+    """`DEMO_PERSONAS` with their noise across gradings (`DEMO_RETEST_NOISE`)."""
+    return {k: p.model_copy(update=DEMO_RETEST_NOISE.get(k, {})) for k, p in DEMO_PERSONAS.items()}

@@ -374,7 +374,7 @@ class AuditConfig(_Strict):
     """Stage B settings."""
 
     mode: AuditMode = Field(
-        default=AuditMode.SCORED, description="scored: audit only task score > 0 (the rule); always: debug."
+        default=AuditMode.SCORED, description="scored: audit only task score > 0 (the rule); always: debug; never: the panel only (a retest without --audit)."
     )
     grounding_candidates: bool = Field(default=True, description="Give Stage 1 the grounding flags.")
 

@@ -141,7 +141,7 @@ class OutputModel(BaseModel):
 
         calls = read_table(run_uri, "calls", ["vendor", "purpose", "outcome", "output_tokens", "reused_from",
                                               "attempts", "cost_usd"])
-        subs = read_table(run_uri, "submissions", ["status", "audited"])
+        subs = read_table(run_uri, "submissions", ["status", "audited", "repeat"])
         con = duckdb.connect()
         con.register("calls", calls)
         con.register("subs", subs)
@@ -152,7 +152,9 @@ class OutputModel(BaseModel):
         ).fetchall():
             per.setdefault(str(vendor), {})[str(purpose)] = float(mean)
         complete, audited = con.execute(
-            "select count(*), count(*) filter (where audited) from subs where status = 'complete'"
+            # the originals: a retest's repeats of the panel only are not audited by choice, not by the rule
+            "select count(*), count(*) filter (where audited) from subs where status = 'complete' "
+            "and coalesce(repeat, 0) = 0"
         ).fetchone() or (0, 0)
         detects, verifies = con.execute(
             "select count(*) filter (where purpose = 'detect'), count(*) filter (where purpose = 'verify') from calls"
@@ -381,7 +383,7 @@ def estimate_part(
     est = Estimate(assumptions=model, warm=warm_any, pricing="batch" if config.batch.enabled else "online")
     modes = pricing_modes(config)
     acc = {cfg.name: VendorEstimate(vendor=cfg.name, model=cfg.model) for cfg in config.vendors()}
-    audit_weight = 1.0 if config.audit.mode == "always" else model.audited_share
+    audit_weight = {"always": 1.0, "never": 0.0}.get(config.audit.mode, model.audited_share)
     batched = _batched(config)
 
     def add(sub: Submission, cfg: VendorConfig, request: JudgeRequest, request_tokens: int, plan: CachePlan,
@@ -430,7 +432,9 @@ def estimate_part(
             continue
         replay = _Replay(cpt)
         for cfg in config.judges:
-            requests = [p.request_for(cfg, cpt) for _, p in plan.rubric]
+            if sub.repeat and sub.repeat_judges and cfg.name not in sub.repeat_judges:
+                continue  # a judge the repeat holds: answered from the original's stored calls, unpaid
+            requests = [p.request_for(cfg, cpt, sub.repeat) for _, p in plan.rubric]
             cached = [CachePlan(0, ())] * len(requests)
             if cfg.name in batched:  # the vendor answers a batch's requests one after another
                 phases = [[i] for i in range(len(requests))]
@@ -446,12 +450,12 @@ def estimate_part(
                 add(sub, cfg, r, r.estimated_input_tokens, hit, 1.0)
         if audit_weight > 0:
             auditor = config.auditor
-            stage1 = plan.detect.request_for(auditor, cpt)
+            stage1 = plan.detect.request_for(auditor, cpt, sub.repeat)
             [found] = replay.burst(auditor, [stage1])
             add(sub, auditor, stage1, stage1.estimated_input_tokens, found, audit_weight)
             # Stage 2 reads Stage 1's prefix (the audit's sources, the same fences), then its flags:
             # rendered without them, their size is the assumed `verify_flag_tokens`
-            stage2 = verify_prompt(task, sub, [], plan.boundary).request_for(auditor, cpt)
+            stage2 = verify_prompt(task, sub, [], plan.boundary).request_for(auditor, cpt, sub.repeat)
             extra = int(model.verify_flag_tokens * cpt)
             [found] = replay.burst(auditor, [stage2], extra_chars=extra)
             add(sub, auditor, stage2, stage2.estimated_input_tokens + int(model.verify_flag_tokens), found,

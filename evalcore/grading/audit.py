@@ -147,7 +147,7 @@ async def run_audit(
     already, having checked its size against the budget before paying for anything.
     """
     calls: list[CallRow] = []
-    request = detect.request_for(cfg, budget.chars_per_token)
+    request = detect.request_for(cfg, budget.chars_per_token, ctx.request_repeat(cfg.name, judge=False))
     [reply] = await auditor.complete_many([request], DetectionAnswer)
     calls.extend(call_rows(ctx, cfg, request, reply))
     if isinstance(reply, VendorError):
@@ -159,7 +159,7 @@ async def run_audit(
         return AuditDone([], calls)
 
     verify = verify_prompt(task, submission, flags_for_verification(task, flags, source_index), boundary)
-    vrequest = verify.request_for(cfg, budget.chars_per_token)
+    vrequest = verify.request_for(cfg, budget.chars_per_token, ctx.request_repeat(cfg.name, judge=False))
     [vreply] = await auditor.complete_many([vrequest], VerificationAnswer)
     if not isinstance(vreply, VendorError):
         assert isinstance(vreply.output, VerificationAnswer)

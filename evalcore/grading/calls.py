@@ -26,6 +26,7 @@ class CallIds(TypedDict):
     submission_id: str
     system: str
     task_id: str
+    repeat: int
 
 
 class RequestIds(TypedDict):
@@ -61,6 +62,18 @@ class GradingContext:
     system: str
     task_id: str
     area: str
+    repeat: int = 0
+    """0: the original grading; k > 0: the k-th repeat (`tribunal retest`), part of every request's identity."""
+    repeat_judges: tuple[str, ...] = ()
+    """The judges a repeat asks afresh (empty: all); `request_repeat`."""
+
+    def request_repeat(self, vendor: str, *, judge: bool = True) -> int:
+        """The repeat index in the identity of `vendor`'s requests: this grading's, except for a judge
+        the repeat holds (`retest --judges` named others), whose requests keep the original's identity
+        and are answered from its stored calls. The auditor's are always this grading's."""
+        if judge and self.repeat_judges and vendor not in self.repeat_judges:
+            return 0
+        return self.repeat
 
     def call_ids(self) -> CallIds:
         """The identity columns every call row starts with.
@@ -74,6 +87,7 @@ class GradingContext:
             submission_id=self.submission_id,
             system=self.system,
             task_id=self.task_id,
+            repeat=self.repeat,
         )
 
     def ids(self) -> GradingIds:

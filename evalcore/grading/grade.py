@@ -110,6 +110,8 @@ async def grade_submission(
         system=submission.system,
         task_id=task.id,
         area=task.area,
+        repeat=submission.repeat,  # a retest's repeat: part of every request's identity and of every row
+        repeat_judges=submission.repeat_judges,
     )
     # too_long and every prompt sent before the answers come back: decided in one place, which
     # the estimate also calls (evalcore.grading.plan), so the bill prices what is sent here

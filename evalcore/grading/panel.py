@@ -108,7 +108,7 @@ async def run_panel(
     """Send every criterion to every judge (one coarse `complete_many` per judge), record rows."""
 
     async def one_judge(cfg: VendorConfig, vendor: Vendor) -> PanelResult:
-        requests = [p.request_for(cfg, budget.chars_per_token) for _, p in prompts]
+        requests = [p.request_for(cfg, budget.chars_per_token, ctx.request_repeat(cfg.name)) for _, p in prompts]
         replies = await complete_warmed(
             vendor, requests, RubricAnswer, enabled=cfg.prompt_caching and cfg.warm_prompt_cache,
             chars_per_token=budget.chars_per_token,

@@ -45,6 +45,9 @@ class AuditMode(StrEnum):
     """The rule: only submissions with a passing task score (> 0) are audited."""
     ALWAYS = "always"
     """Debugging: every submission whose panel is complete is audited, score 0 included."""
+    NEVER = "never"
+    """The panel only: `tribunal retest` without `--audit` (its repeats measure the judges; the
+    gate of a repeat is then the original grading's, `evalcore.results.repeatability`)."""
 
 
 def all_pass(verdicts: Iterable[Verdict]) -> bool:
@@ -154,6 +157,8 @@ def should_audit(stage_a: StageA, mode: AuditMode = AuditMode.SCORED) -> bool:
     """
     if not stage_a.complete or stage_a.task_score is None:
         return False
+    if mode == AuditMode.NEVER:
+        return False
     return mode == AuditMode.ALWAYS or is_passing(stage_a.task_score)
 
 
@@ -204,6 +209,23 @@ def gate(score: float, material_hallucinations: int) -> float:
     Minor hallucinations never change a score.
     """
     return 0.0 if material_hallucinations > 0 else score
+
+
+def repeat_hc_score(task_score: float, audited: bool, material: int, original_audited: bool,
+                    original_material: int) -> float:
+    """The hallucination-controlled score of a retest's repeat.
+
+    A repeat audited itself (`retest --audit`) is gated by its own audit, by `gate`. A repeat of
+    the panel only is gated by its original grading's audit: the deliverable is the same text, so
+    what the auditor confirmed there still stands. A repeat whose original was not audited (its
+    score was 0) and that passes now stands ungated: an audit is never invented, as for an expert
+    decision that lifts an unaudited score (`adjudicated_scores`).
+    """
+    if audited:
+        return gate(task_score, material)
+    if original_audited:
+        return gate(task_score, original_material)
+    return task_score
 
 
 # --------------------------------------------------------------------------------------------

@@ -180,8 +180,14 @@ class RenderedPrompt:
         """Rough input size used for rate budgets and the too_long rule."""
         return int((len(self.system) + len(self.prefix) + len(self.suffix)) / chars_per_token) + 1
 
-    def request_for(self, vendor: VendorConfig, chars_per_token: float = 4.0) -> JudgeRequest:
-        """Bind to one vendor: the request hash covers vendor settings, template, answer schema and inputs."""
+    def request_for(self, vendor: VendorConfig, chars_per_token: float = 4.0, repeat: int = 0) -> JudgeRequest:
+        """Bind to one vendor: the request hash covers vendor settings, template, answer schema and inputs.
+
+        `repeat` (k > 0: the k-th repeat of `tribunal retest`) is part of the identity, so each
+        repeat is a fresh, paid request that the reuse cache then keeps as its own; repeat 0 adds
+        nothing to the key, so an original grading hashes exactly as before repeats existed (its
+        stored calls, resume and `--reuse` stay valid). The prompt sent is the same either way.
+        """
         key = {
             "answer_schema": answer_schema_hash(self.schema),
             "vendor": vendor.name,
@@ -192,6 +198,7 @@ class RenderedPrompt:
             "template": _TEMPLATE_HASHES[f"{self.purpose}.{VERSION}"],
             "system_template": _TEMPLATE_HASHES[f"system.{VERSION}"],
             **self.key,
+            **({"repeat": repeat} if repeat else {}),
         }
         digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode()).hexdigest()
         return JudgeRequest(

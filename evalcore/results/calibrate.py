@@ -54,7 +54,8 @@ from evalcore.grading.scoring import counted_materiality
 from evalcore.results import stats
 from evalcore.results.labels import Labels, label_matches_flag
 from evalcore.results.leaderboard import ALL_AREAS, interval_fields
-from evalcore.results.reduce import TableSource, current_gradings_sql
+from evalcore.results.reduce import TableSource, current_gradings_sql, with_repeat
+from evalcore.results.repeatability import Repeatability
 from evalcore.results.stats import Interval
 from evalcore.storage.store import RunRecord
 
@@ -147,6 +148,9 @@ class Calibration(BaseModel):
         "retried (empty when the calls table was not given).",
     )
     notes: list[str] = Field(default_factory=list)
+    repeatability: Repeatability | None = Field(
+        default=None, description="The test-retest figures of the run's repeats (`tribunal retest`), whatever the "
+        "labels: the judges against themselves (`evalcore.results.repeatability`); None without repeats.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -345,7 +349,7 @@ def calibrate_tables(
     cal = _Calibrator(seed, samples)
     con = duckdb.connect()
     try:
-        con.register("submissions_in", submissions)
+        con.register("submissions_in", with_repeat(submissions) if isinstance(submissions, pa.Table) else submissions)
         con.register("verdicts_in", _empty(verdicts, [(c, pa.string()) for c in (
             "grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict")]))
         con.register("flags_in", _empty(flags, [
@@ -358,7 +362,8 @@ def calibrate_tables(
         con.register("label_verdicts", pa.Table.from_pylist(
             [v.model_dump() for v in labels.verdicts],
             schema=pa.schema([(c, pa.string()) for c in ("system", "task_id", "criterion_id", "verdict")])))
-        cols = "grading_id, submission_id, system, task_id, area, status, n_criteria, task_score, audited, graded_at"
+        cols = ("grading_id, submission_id, system, task_id, area, status, n_criteria, task_score, audited, graded_at, "
+                "repeat")
         con.execute(
             f"CREATE TEMP TABLE cur AS SELECT c.* FROM ({current_gradings_sql(f'(SELECT {cols} FROM submissions_in)')}) c "
             "JOIN label_subs l USING (system, task_id)"

@@ -44,7 +44,7 @@ from evalcore.results import stats
 from evalcore.results.adjudications import Adjudication
 from evalcore.results.labels import spans_match
 from evalcore.results.leaderboard import Leaderboard
-from evalcore.results.reduce import TableSource, current_gradings_sql
+from evalcore.results.reduce import TableSource, current_gradings_sql, with_repeat
 from evalcore.results.stats import Interval
 from evalcore.storage.store import RunRecord
 
@@ -202,7 +202,8 @@ def _register(
 ) -> None:
     """Views `sub_<side>`, `ver_<side>`, `flag_<side>` and `cur_<side>`; with `decided`, the verdict
     and flag views show the decided items in their decided state (the raw tables are not changed)."""
-    con.register(f"sub_{side}", tables["submissions"])
+    subs = tables["submissions"]
+    con.register(f"sub_{side}", with_repeat(subs) if isinstance(subs, pa.Table) else subs)
     verdicts = tables.get("verdicts")
     con.register(f"ver_{side}_in", verdicts if verdicts is not None else pa.table(
         {c: pa.array([], pa.string()) for c in ("grading_id", "criterion_id", "judge", "judge_model", "verdict")}))
@@ -226,7 +227,7 @@ def _register(
             "CASE WHEN d.grading_id IS NULL THEN f.materiality ELSE d.materiality END AS materiality) "
             f"FROM flag_{side}_in f LEFT JOIN flag_{side}_decided d "
             "ON f.grading_id = d.grading_id AND f.flag_index = d.flag_index")
-    cols = "grading_id, submission_id, system, task_id, status, task_score, hc_score, audited, graded_at"
+    cols = "grading_id, submission_id, system, task_id, status, task_score, hc_score, audited, graded_at, repeat"
     con.execute(f"CREATE TEMP TABLE cur_{side} AS "
                 + current_gradings_sql(f"(SELECT {cols} FROM sub_{side} WHERE status = 'complete')"))
 

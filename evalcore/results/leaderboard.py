@@ -93,6 +93,17 @@ class SystemScores(BaseModel):
     cost_usd: float = 0.0
     tokens: int = Field(default=0, description="Input + output tokens paid in this run.")
     cost_by_vendor: list[VendorCost] = Field(default_factory=list)
+    repeated_tasks: int = Field(
+        default=0, description="Scored tasks with repeats (`tribunal retest`): their judge noise is in the "
+        "two-level interval, rank interval and tier (0: none; those are then the task-only ones).")
+    hc_with_judge_noise_low: float | None = Field(
+        default=None, description="Headline's 95 % two-level interval (tasks, then a grading within each task), "
+        "low bound; None without repeats.")
+    hc_with_judge_noise_high: float | None = Field(default=None, description="Its high bound.")
+    rank_low_tasks_only: int | None = Field(
+        default=None, description="With repeats: the task-only best rank (rank_low is then the two-level one).")
+    rank_high_tasks_only: int | None = Field(default=None, description="With repeats: the task-only worst rank.")
+    tier_tasks_only: int | None = Field(default=None, description="With repeats: the task-only tier.")
 
 
 class JudgeRates(BaseModel):

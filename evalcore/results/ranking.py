@@ -30,7 +30,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from evalcore.results.stats import CONFIDENCE, distinct_rows, resample_counts, row_products
+from evalcore.results.stats import (
+    CONFIDENCE,
+    distinct_rows,
+    grading_picks,
+    resample_counts,
+    resample_indices,
+    row_products,
+)
 
 _CELLS = 4_000_000
 """Cap on B × S × (block of systems) comparisons held at once in the pairwise counts (4 MB each)."""
@@ -264,3 +271,58 @@ def _compare_shared(counts: npt.NDArray[np.float64], x: npt.NDArray[np.float64],
             with np.errstate(invalid="ignore", divide="ignore"):
                 diff = (a - theirs) / den
             _record(int(i), diff, alpha, beats, separable)
+
+
+def rank_two_level(
+    names: Sequence[str],
+    gradings: npt.NDArray[np.float64],
+    counts: npt.NDArray[np.int64],
+    m: npt.NDArray[np.float64],
+    *,
+    rng: np.random.Generator,
+    n_resamples: int = 2000,
+    confidence: float = CONFIDENCE,
+    block: int = 50,
+) -> Ranking:
+    """`rank_matrix` with judge noise: tasks resampled, then one grading of each drawn cell.
+
+    `gradings` (systems × tasks × G) holds each scored cell's gradings, the original first (its
+    headline score: the point estimates are the originals'), `counts` how many each has (1 for a
+    cell never repeated), `m` the scored mask as in `rank_matrix`. In each replicate the tasks are
+    drawn once for every system (paired: the same draws as `rank_matrix`), then, for every copy of
+    a drawn task, each system's grading of it is drawn among its own (`stats.grading_picks`),
+    independently per system and per copy: two systems' judge noise is not shared. A difference is
+    over the tasks both systems were scored on; differences within 1e-12 of zero are ties (sums of
+    the same scores in another order). Cost: B × S² × T products (blocks of `block` replicates),
+    against B × S × T for the task-only path.
+    """
+    s, n = m.shape
+    x0 = np.ascontiguousarray(gradings[:, :, 0], dtype=np.float64)
+    counts_m = m.sum(axis=1)
+    point = np.divide((x0 * m).sum(axis=1), counts_m, out=np.full(s, -np.inf), where=counts_m > 0)
+    order = sorted(range(s), key=lambda i: (-point[i], names[i]))
+    g, c, m, point = gradings[order], counts[order], np.ascontiguousarray(m[order], dtype=np.float64), point[order]
+    ordered = [names[i] for i in order]
+    beats = np.full((s, s), 0.5)
+    separable = np.zeros((s, s), dtype=bool)
+    if s and n and n_resamples:
+        alpha = (1.0 - confidence) / 2.0
+        picker = rng.spawn(1)[0]
+        diff = np.empty((s, n_resamples, s), dtype=np.float64)  # diff[i, b, j] = i − j in replicate b
+        for start, idx in resample_indices(rng, n, n_resamples):  # the same first level as rank_matrix
+            for b0 in range(0, idx.shape[0], block):
+                drawn = idx[b0 : b0 + block]  # (B', T): the tasks of each replicate, copy by copy
+                mask = m[:, drawn]  # (S, B', T)
+                x = np.stack([grading_picks(picker, g[i], c[i], drawn) for i in range(s)])  # (S, B', T)
+                den = np.einsum("ibt,jbt->bij", mask, mask)
+                own = np.einsum("ibt,jbt->bij", mask * x, mask)  # i's sum over the copies it shares with j
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    d = (own - own.transpose(0, 2, 1)) / den
+                d[np.abs(d) < 1e-12] = 0.0
+                diff[:, start + b0 : start + b0 + drawn.shape[0], :] = d.transpose(1, 0, 2)
+        for i in range(s):
+            _record(i, diff[i], alpha, beats, separable)
+    np.fill_diagonal(beats, 0.5)
+    np.fill_diagonal(separable, False)
+    return Ranking(systems=ordered, point=[float(p) if np.isfinite(p) else float("nan") for p in point],
+                   beats=beats, separable=separable, confidence=confidence)

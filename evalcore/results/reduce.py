@@ -56,7 +56,8 @@ import pyarrow.dataset as pads
 from evalcore.call_accounting import paid_sum
 from evalcore.grading.scoring import counted_materiality, is_passing
 from evalcore.results import adjudications as adj
-from evalcore.results import stats
+from evalcore.results import judge_noise, stats
+from evalcore.results import repeatability as rep
 from evalcore.results.leaderboard import (
     ALL_AREAS,
     AdjudicationSummary,
@@ -90,7 +91,7 @@ _COLUMNS: dict[str, list[str]] = {
     "submissions": [
         "grading_id", "submission_id", "system", "task_id", "area", "status", "task_score",
         "criterion_pass_rate", "near_pass_1", "near_pass_2", "audited", "material_flags",
-        "minor_flags", "gated", "hc_score", "graded_at",
+        "minor_flags", "gated", "hc_score", "graded_at", "repeat",
     ],
     "verdicts": ["grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict"],
     "flags": ["grading_id", "flag_index", "system", "origin", "status", "category", "materiality",
@@ -122,17 +123,30 @@ def _source(name: str, source: TableSource | None) -> TableSource:
 
 
 def current_gradings_sql(source: str = "submissions") -> str:
-    """SQL selecting each submission's current grading: its latest `graded_at` (ties: grading_id)."""
+    """SQL selecting each submission's current grading: its latest `graded_at` (ties: grading_id)
+    among its original gradings (`repeat` 0 or null: a run before the column). A retest's repeats
+    never replace the original: they are read apart (`evalcore.results.repeatability`). `source`
+    must have the `repeat` column (the run tables' schema has it; `current_gradings` adds it to a
+    table without)."""
     return (
         f"SELECT * EXCLUDE (_rn) FROM (SELECT *, row_number() OVER (PARTITION BY submission_id "
-        f"ORDER BY graded_at DESC, grading_id DESC) AS _rn FROM {source}) WHERE _rn = 1"
+        f"ORDER BY graded_at DESC, grading_id DESC) AS _rn FROM {source} WHERE coalesce(repeat, 0) = 0) WHERE _rn = 1"
     )
+
+
+def with_repeat(table: pa.Table) -> pa.Table:
+    """`table` with a `repeat` column (0 for every row when it had none: written before repeats existed)."""
+    if "repeat" in table.column_names:
+        return table
+    return table.append_column("repeat", pa.array([0] * table.num_rows, pa.int64()))
 
 
 def current_gradings(submissions: TableSource) -> pa.Table:
     """The current grading of every submission (the rule in the module docstring), as a table."""
     con = duckdb.connect()
     try:
+        if isinstance(submissions, pa.Table):
+            submissions = with_repeat(submissions)
         con.register("submissions", submissions)
         return con.sql(current_gradings_sql()).to_arrow_table()
     finally:
@@ -182,6 +196,8 @@ class _Reducer:
         self.threads = int(threads) if threads else (os.cpu_count() or 1)
         self.session = Session(threads, memory_limit, temp_directory)
         self.con = self.session.con
+        self.repeats: dict[str, list[float]] = {}
+        """Submission id -> its repeats' headline scores (`repeat_scores`): none without a retest."""
 
     def family(self, system: str) -> str | None:
         return self.config.family_of(system) if self.config.family_map else None
@@ -219,6 +235,16 @@ class _Reducer:
             "tasks no system submitted cannot be counted as missing"
         )
         return dict(zip(cur.column("task_id").to_pylist(), cur.column("area").to_pylist(), strict=True))
+
+    def repeat_scores(self, submissions: TableSource) -> dict[str, list[float]]:
+        """Each repeated submission's repeats' headline scores (`repeatability.grading_scores`,
+        the original's left out: the current grading, adjudicated, is the first), read only for
+        the submissions a retest repeated."""
+        self.session.register("graded_in", "submissions", rep.SUBMISSION_COLUMNS, submissions)
+        rows = self.con.sql(
+            "SELECT * FROM graded_in WHERE submission_id IN "
+            "(SELECT submission_id FROM graded_in WHERE coalesce(repeat, 0) > 0)").to_arrow_table()
+        return {sid: scores[1:] for sid, scores in rep.grading_scores(rows).items()}
 
     # -- per-system scores -------------------------------------------------------------------
 
@@ -276,6 +302,8 @@ class _Reducer:
         hc_mask = np.zeros_like(hc)
         hc[sys_of_row[scored], task_code[scored]] = cols.hc[scored]
         hc_mask[sys_of_row[scored], task_code[scored]] = 1.0
+        noise = judge_noise.cells(self.repeats, cur.column("submission_id").to_pylist(), scored, sys_of_row,
+                                  task_code, hc)
 
         cost_all, cost_area = self.costs(tasks)
         jobs: list[tuple[int, int, npt.NDArray[np.int64]]] = []  # (system, area or -1, rows)
@@ -299,8 +327,8 @@ class _Reducer:
         per_area = [r for r, (_, a, _) in zip(rows_out, jobs, strict=True) if a >= 0]
         task_area = {ALL_AREAS: np.ones(len(task_list), dtype=bool)}
         task_area |= {area: area_of_task == a for a, area in enumerate(areas)}
-        return (self._ranked(overall, systems, hc, hc_mask, task_area),
-                self._ranked(per_area, systems, hc, hc_mask, task_area))
+        return (self._ranked(overall, systems, hc, hc_mask, task_area, noise),
+                self._ranked(per_area, systems, hc, hc_mask, task_area, noise))
 
     def _scores(
         self,
@@ -350,12 +378,15 @@ class _Reducer:
         hc: npt.NDArray[np.float64],
         hc_mask: npt.NDArray[np.float64],
         task_area: Mapping[str, npt.NDArray[np.bool_]],
+        noise: judge_noise.Gradings | None = None,
     ) -> list[SystemScores]:
         """Rank rows within each area by the headline rate, with rank intervals and tiers; sort them.
 
         The competition rank orders by the point estimate; the rank interval and the tier come from
         one paired bootstrap of every two systems over their shared tasks (`evalcore.results.ranking`),
-        on the area's columns of the headline matrix that some ranked system was scored on.
+        on the area's columns of the headline matrix that some ranked system was scored on. With
+        repeats (`noise`), they come from the two-level bootstrap (`judge_noise.with_judge_noise`), the task-only
+        ones kept beside them.
         """
         out: list[SystemScores] = []
         by_area: dict[str, list[SystemScores]] = defaultdict(list)
@@ -389,6 +420,10 @@ class _Reducer:
                 low, high = (None, None) if i is None else (1 + int(better[i]), len(ranking.systems) - int(worse[i]))
                 out_area.append(r.model_copy(update={"rank": k, "rank_low": low, "rank_high": high,
                                                      "tier": tiers.get(r.system)}))
+            if noise is not None:
+                out_area = judge_noise.with_judge_noise(
+                    out_area, ranked, noise.area(idx, task_area[area], np.asarray(used)), np.ascontiguousarray(m[:, used]),
+                    seed=self.seed, area=area, samples=self.samples)
             out_area.sort(key=lambda r: (r.rank is None, r.rank or 0, r.system))
             out.extend(out_area)
         return out
@@ -706,6 +741,7 @@ def reduce_tables(
             raw = cur
             cur, effect = adj.apply(red.con, raw, decisions.latest())
             summary = _adjudication_summary(raw, cur, tasks, effect, decisions)
+        red.repeats = red.repeat_scores(submissions)
         overall, per_area = red.system_rows(cur, tasks)
         judges = red.judges(cur)
         auditor = red.auditor(cur)

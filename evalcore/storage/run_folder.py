@@ -17,6 +17,7 @@ the reduction, the report, calibration) take its path from a `RunFolder`:
     <output>/<run_id>/leaderboard_raw.json        `tribunal reduce --no-adjudications` (+ leaderboard_raw.parquet,
                                                   leaderboard_raw_areas.parquet): the raw view, apart
     <output>/<run_id>/calibration[-<k>].json      `tribunal calibrate` (+ .parquet), never replaced
+    <output>/<run_id>/repeatability.json          `tribunal calibrate` of a run with repeats (`tribunal retest`)
     <output>/<run_id>/report.html                 `tribunal report`
     <output>/<run_id>/_SUCCESS.json               written last by a finished sweep
     <output>/_cache/, <output>/_ocr/              caches the runs of one output folder share
@@ -48,6 +49,7 @@ LEADERBOARD_RAW_PARQUET: Final = "leaderboard_raw.parquet"
 LEADERBOARD_RAW_AREAS_PARQUET: Final = "leaderboard_raw_areas.parquet"
 REPORT_HTML: Final = "report.html"
 CALIBRATION: Final = "calibration"
+REPEATABILITY_JSON: Final = "repeatability.json"
 SHARED_CACHE: Final = "_cache"
 OCR_CACHE: Final = "_ocr"
 
@@ -128,6 +130,11 @@ class RunFolder:
     @property
     def report_html(self) -> str:
         return fs.join(self.uri, REPORT_HTML)
+
+    @property
+    def repeatability(self) -> str:
+        """The test-retest figures of the run's repeats (rewritten whole: derived from the tables)."""
+        return fs.join(self.uri, REPEATABILITY_JSON)
 
     def calibration(self, number: int, suffix: str = "json") -> str:
         """The `number`-th calibration's file (`calibration.json`, then `calibration-0002.json`, …)."""

@@ -210,8 +210,21 @@ def read_table(run_uri: str, table: str, columns: list[str] | None = None,
     if not files:
         empty = schema.empty_table()
         return empty.select(columns) if columns else empty
-    parts = [pq.read_table(io.BytesIO(fs.read_bytes(f, endpoint_override)), columns=columns) for f in sorted(files)]
+    parts = [_read_part(fs.read_bytes(f, endpoint_override), schema, columns) for f in sorted(files)]
     return pa.concat_tables(parts, promote_options="default")
+
+
+def _read_part(data: bytes, schema: pa.Schema, columns: list[str] | None) -> pa.Table:
+    """One file of a table; a column the file was written without (it predates the column) reads
+    as null, as in a dataset opened with the table's schema, instead of failing the read."""
+    buf = io.BytesIO(data)
+    present = pq.ParquetFile(buf).schema_arrow.names
+    wanted = columns if columns is not None else present
+    table = pq.read_table(buf, columns=[c for c in wanted if c in present])
+    for c in wanted:
+        if c not in present and c in schema.names:
+            table = table.append_column(schema.field(c), pa.nulls(table.num_rows, schema.field(c).type))
+    return table.select([c for c in wanted if c in table.column_names])
 
 
 def write_json(uri: str, data: Mapping[str, Any]) -> None:
@@ -343,31 +356,35 @@ class ResumeIndex:
 
     A submission is done when its latest row is `complete` (or `too_long`, which no retry can
     fix) with the same content hash; incomplete submissions are graded again, and their paid calls
-    are served from the stored call rows instead of being sent again.
+    are served from the stored call rows instead of being sent again. Each repeat of a retest is a
+    grading of its own (`repeat` k > 0), done or not apart from the original (repeat 0).
     """
 
-    def __init__(self, done: Mapping[str, str]) -> None:
+    def __init__(self, done: Mapping[tuple[str, int], str]) -> None:
         self.done = dict(done)
 
     @classmethod
     def load(cls, run_uri: str) -> ResumeIndex:
         """One listing and one read of the `submissions` table."""
-        t = read_table(run_uri, "submissions", columns=["submission_id", "content_hash", "status", "graded_at"])
-        latest: dict[str, tuple[float, str, str]] = {}
-        for sid, chash, status, at in zip(
+        t = read_table(run_uri, "submissions",
+                       columns=["submission_id", "content_hash", "status", "graded_at", "repeat"])
+        latest: dict[tuple[str, int], tuple[float, str, str]] = {}
+        for sid, chash, status, at, repeat in zip(
             t.column("submission_id").to_pylist(),
             t.column("content_hash").to_pylist(),
             t.column("status").to_pylist(),
             t.column("graded_at").to_pylist(),
+            t.column("repeat").to_pylist(),
             strict=True,
         ):
-            if sid not in latest or at >= latest[sid][0]:
-                latest[sid] = (at, chash, status)
-        return cls({sid: ch for sid, (_, ch, st) in latest.items() if st in ("complete", "too_long")})
+            key = (sid, int(repeat or 0))
+            if key not in latest or at >= latest[key][0]:
+                latest[key] = (at, chash, status)
+        return cls({key: ch for key, (_, ch, st) in latest.items() if st in ("complete", "too_long")})
 
-    def is_done(self, submission_id: str, content_hash: str) -> bool:
-        """True when this exact submission content is already graded to completion."""
-        return self.done.get(submission_id) == content_hash
+    def is_done(self, submission_id: str, content_hash: str, repeat: int = 0) -> bool:
+        """True when this exact submission content is already graded to completion (its `repeat`-th repeat: k > 0)."""
+        return self.done.get((submission_id, repeat)) == content_hash
 
 
 def stored_calls(run_uris: Iterable[str], vendor: str) -> dict[str, tuple[str, str]]:

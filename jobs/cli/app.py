@@ -30,7 +30,7 @@ from jobs.cli.inputs import grade, validate
 from jobs.cli.per_run import calibrate_cmd, compare_cmd, purge, reduce_cmd, report_cmd, show_cmd, status
 from jobs.cli.release import publish, release_app
 from jobs.cli.review import adjudicate, review
-from jobs.cli.sweep import demo, sweep
+from jobs.cli.sweep import demo, retest, sweep
 from jobs.cli.tools import emulate, synth_cmd
 
 __all__ = [
@@ -58,6 +58,7 @@ def main() -> None:
 app.command()(validate)
 app.command()(grade)
 app.command()(sweep)
+app.command()(retest)
 app.command()(status)
 app.command()(purge)
 app.command()(estimate)

@@ -138,8 +138,9 @@ EmulatorConfigOpt = Annotated[str | None, typer.Option(
 )]
 PersonasOpt = Annotated[str | None, typer.Option(
     "--personas", rich_help_panel=EMULATED_PANEL,
-    help="`demo` or a YAML file of per-model/vendor biases (leniency, noise, self_bias, recall, "
-    "false_flag_rate) the emulated judges answer with, so they disagree as real judges do.",
+    help="`demo`, `demo-noisy` (the demo's panel, noisy across gradings: for `tribunal retest`) or a YAML file "
+    "of per-model/vendor biases (leniency, noise, self_bias, recall, false_flag_rate, retest_flip, "
+    "flag_recurrence) the emulated judges answer with, so they disagree as real judges do.",
 )]
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
 from evalcore.config.models import TribunalConfig, VendorMode
-from evalcore.errors import TribunalError
+from evalcore.errors import InputError, TribunalError
 from jobs.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_INCOMPLETE,
@@ -183,14 +184,31 @@ def calibrate_cmd(
     verdict}` or `{"type": "hallucination", system, task_id, deliverable, span, category,
     materiality}` (or the same as Parquet rows, or a ground-truth JSON like the sample's).
 
+    A run with repeats (`tribunal retest`) also gets a repeatability section, labels or not: per
+    judge and for the panel the flip rate and test-retest κ, the criteria that flip most, how often
+    a submission's task score and gate changed, and how often a material flag recurred
+    (repeatability.json in the run; docs/CALIBRATION.md).
+
     Example: `tribunal calibrate runs/demo --labels examples/sample/ground_truth.json`
     """
-    from jobs.display.calibration import render_calibration
-    from jobs.per_run.calibrate import calibrate_run
+    from jobs.display.calibration import render_calibration, render_repeatability
+    from jobs.per_run.calibrate import calibrate_run, run_repeatability
 
     fmt = output_format(fmt, json_out)
     try:
         cal = calibrate_run(run, labels, endpoint_override=endpoint_url, sample_only=sample_only)
+    except InputError as exc:  # no labels: a run with repeats still has its repeatability section
+        rep = run_repeatability(run, endpoint_override=endpoint_url) if labels is None else None
+        if rep is None:
+            print_error(exc)
+            raise typer.Exit(1) from exc
+        if fmt is TableFormat.JSON:
+            Console().print_json(json.dumps({"repeatability": rep.model_dump(mode="json")}))
+            return
+        render_repeatability(rep, Console(), fmt)
+        Console(stderr=True).print(f"note: against expert labels: not computed ({exc})", markup=False,
+                                   highlight=False)
+        return
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -37,6 +37,9 @@ from jobs.cli.common import (
 from jobs.display.sweep_summary import print_detached, print_summary
 from jobs.sweep.options import SweepSummary
 from jobs.sweep.prepare import SweepCommand
+
+if TYPE_CHECKING:
+    from jobs.sweep.retest import RetestCommand
 
 
 def sweep(
@@ -216,3 +219,109 @@ def demo(
         benchmark=str(root), submissions=str(root / "submissions"), output=output, vendors=VendorMode.EMULATED,
         address=address, run_id="demo", shard_size=4, max_in_flight=8, personas="demo",
     ))
+
+
+def retest(
+    run: Annotated[str, typer.Argument(help="The run folder to retest (local or s3://).")],
+    repeats: Annotated[int, typer.Option("--repeats", "-k", min=1, help="K: how many more times each sampled "
+                                         "submission is graded.")] = 2,
+    sample: Annotated[int, typer.Option("--sample", "-n", min=1, help="N: how many complete submissions, drawn "
+                                        "uniformly at random (all when N is at least their number).")] = 10,
+    seed: Annotated[int, typer.Option("--seed", help="The sample's seed: the same seed, the same sample.")] = 0,
+    judges: Annotated[
+        list[str] | None,
+        typer.Option("--judges", help="Repeat only these judges (names in the run's panel; repeatable); the "
+                     "others' answers are the original's, served from its stored calls. Default: all three."),
+    ] = None,
+    audit: Annotated[bool, typer.Option("--audit", help="Repeat the audit's two stages too (by the rule: a "
+                                        "repeat whose panel passes is audited). Default: the panel only.")] = False,
+    address: Annotated[
+        str, typer.Option("--address", help="local (start Ray here), auto (attach), or ray://host:10001.")
+    ] = "local",
+    shard_size: Annotated[int, typer.Option(min=1, help="Gradings per Ray task and per Parquet shard.")] = 8,
+    max_in_flight: Annotated[int, typer.Option(min=1, help="Shards in flight at once (bounds memory).")] = 8,
+    endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    progress: Annotated[bool, typer.Option(help="Live progress (off: one plain line per shard).")] = True,
+    reduce_after: Annotated[bool, typer.Option("--reduce/--no-reduce", help="Build the leaderboard at the end "
+                                               "(its intervals then include judge noise).")] = True,
+    personas: PersonasOpt = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", callback=check_max_cost, help="Stop before any call could make this command "
+                     "spend more than USD (exit 3; run again to continue)."),
+    ] = None,
+    batch: Annotated[
+        bool | None,
+        typer.Option("--batch/--online", help="Through the vendors' batch APIs (half price) or online. Default: "
+                     "the run's configuration."),
+    ] = None,
+    detach: Annotated[bool, typer.Option("--detach", help="Batch mode: submit and exit; the same command "
+                                         "collects.")] = False,
+    take_over_lock: Annotated[bool, typer.Option("--take-over-lock", help="As for `tribunal sweep`.")] = False,
+) -> None:
+    """Grade a seeded random sample of a run's complete submissions K more times: judge noise.
+
+    Each repeat is a fresh, paid grading (the repeat index is part of each request's identity), run
+    as a sweep of the same run: estimated before it starts and capped by `--max-cost`, on Ray,
+    batch mode included, resumable; running the same command again pays nothing twice. The rows
+    land in the run's tables with `repeat` = 1..K (the original grading is 0). Then
+    `tribunal calibrate RUN` shows the repeatability section (flip rates and test-retest κ per
+    judge and criterion), and the leaderboard's intervals include judge noise.
+
+    Exit codes: as `tribunal sweep`.
+
+    Example:
+
+        tribunal retest runs/demo --repeats 2 --sample 8 --personas demo-noisy
+    """
+    from jobs.sweep.retest import RetestCommand
+
+    use_endpoint(endpoint_url)
+    run_retest_command(RetestCommand(
+        run=run, repeats=repeats, sample=sample, seed=seed, judges=list(judges or []), audit=audit, address=address,
+        shard_size=shard_size, max_in_flight=max_in_flight, progress=progress, max_cost=max_cost, batch=batch,
+        detach=detach, personas=personas, take_over_lock=take_over_lock,
+    ), reduce_after=reduce_after)
+
+
+def run_retest_command(cmd: RetestCommand, *, reduce_after: bool = True) -> None:
+    """Prepare the retest (`jobs.sweep.retest.prepare_retest`), sweep its repeats, print, exit with the code."""
+    from jobs.sweep.driver import run_sweep
+    from jobs.sweep.identity import RunStorageFailed
+    from jobs.sweep.prepare import DetachWithoutBatch
+    from jobs.sweep.retest import prepare_retest
+
+    console = Console(stderr=True)
+    try:
+        with prepare_retest(cmd, console) as opts:
+            assert opts.retest is not None
+            console.print(f"retest of {cmd.run}: {len(opts.retest.sampled)} submission(s) × {cmd.repeats} repeat(s) "
+                          f"(seed {cmd.seed}; judges: {', '.join(cmd.judges) or 'all'}; audit: "
+                          f"{'yes' if cmd.audit else 'no'})", markup=False, highlight=False)
+            summary = run_sweep(opts, console, take_over_lock=cmd.take_over_lock)
+    except DetachWithoutBatch as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    except RunStorageFailed as exc:
+        print_error(exc, console)
+        raise typer.Exit(EXIT_INCOMPLETE) from exc
+    except TribunalError as exc:
+        print_error(exc, console)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except KeyboardInterrupt as exc:
+        print_error("interrupted before grading started; nothing was graded", console)
+        raise typer.Exit(EXIT_INTERRUPTED) from exc
+    print_summary(summary, console)
+    if summary.retest_changed:
+        print_error(f"{len(summary.retest_changed)} sampled submission(s) not repeated: their content changed since "
+                    f"the original grading ({', '.join(summary.retest_changed[:5])})", console)
+    if summary.cost_message:
+        console.print(f"[yellow]{summary.cost_message}[/]")
+    if cmd.detach and summary.awaiting_batches:
+        raise typer.Exit(EXIT_INCOMPLETE)
+    if reduce_after and not summary.interrupted:
+        try:
+            _reduce_and_show(summary.run_uri)
+        except TribunalError as exc:
+            print_error(exc, console)
+            raise typer.Exit(EXIT_INCOMPLETE if isinstance(exc, StorageError) else EXIT_BAD_INPUT) from exc
+    raise typer.Exit(sweep_exit_code(summary))

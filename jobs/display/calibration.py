@@ -9,6 +9,7 @@ from rich.text import Text
 
 from evalcore.results.calibrate import Calibration
 from evalcore.results.leaderboard import ALL_AREAS
+from evalcore.results.repeatability import Repeatability
 from jobs.display.leaderboard import CI_MARKUP, interval_cell, interval_column
 from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 
@@ -57,7 +58,70 @@ def calibration_blocks(cal: Calibration) -> list[Block]:
     if cal.truncation:
         blocks.append(truncation_table(cal))
     blocks += [Text.assemble(("note: ", "yellow"), note) for note in cal.notes]
+    if cal.repeatability is not None:
+        blocks += repeatability_blocks(cal.repeatability)
     return blocks
+
+
+KAPPA_CI = " [dim][{low:.2f}–{high:.2f}][/dim]"
+
+
+def repeatability_blocks(rep: Repeatability, weak_spots: int = 10) -> list[Block]:
+    """The repeatability section: the judges against themselves on a retest's repeats."""
+    blocks: list[Block] = [Text.from_markup(
+        f"[bold]Repeatability[/]: {rep.submissions} submission(s) graded again, {rep.repeats} repeat(s) compared "
+        "with their originals (`tribunal retest`). Flip rate = share of a judge's verdicts that changed when asked "
+        "again; 95% bootstrap CIs over the repeated submissions."
+        + (" [green]No verdict, score or gate changed: the repeats found no judge noise.[/]" if rep.noise_free
+           else ""))]
+    t = TableSpec([Column("judge", "id"), Column("pairs", "number"), Column("flips", "number"),
+                   interval_column("flip rate", "flip_rate"), interval_column("test-retest κ", "kappa")],
+                  title="Judges against themselves", box=box.SIMPLE_HEAVY)
+    for j in [*rep.judges, *([rep.panel] if rep.panel else [])]:
+        t.add_row(Cell(Text(j.judge, style="bold") if j.judge == "panel" else j.judge, j.judge),
+                  Cell(str(j.pairs), j.pairs), Cell(str(j.flips), j.flips), interval_cell(j.flip_rate),
+                  interval_cell(j.kappa, percent=False, digits=2, ci=KAPPA_CI))
+    blocks.append(t)
+    spots = rep.weak_spots(weak_spots)
+    if spots:
+        w = TableSpec([Column("task", "id"), Column("criterion", "id"), Column("pairs", "number"),
+                       Column("flips", "number"), interval_column("flip rate", "flip_rate"),
+                       Column("flipped by", "text")],
+                      title="Criteria that flip most (the rubric's weak spots)", box=box.SIMPLE_HEAVY)
+        for spot in spots:
+            by = ", ".join(f"{j} {n}" for j, n in spot.flips_by_judge.items())
+            w.add_row(spot.task_id, spot.criterion_id, Cell(str(spot.pairs), spot.pairs),
+                      Cell(str(spot.flips), spot.flips), interval_cell(spot.flip_rate), Cell(by, by))
+        blocks.append(w)
+    changed = [s for s in rep.per_submission if s.task_score_changes or s.gate_changes]
+    text = (f"Across repeats the task score changed in {rep.task_score_change_rate.text(ci=CI_MARKUP)} and the gate in "
+            f"{rep.gate_change_rate.text(ci=CI_MARKUP)} of repeats; {len(changed)} of {len(rep.per_submission)} "
+            "submission(s) changed at least once.")
+    if rep.auditor is not None:
+        a = rep.auditor
+        text += (f" Auditor: of {a.flags} material flag(s), {a.recurred} of {a.pairs} (flag, audited repeat) pairs "
+                 f"recurred ({a.rate.text(ci=CI_MARKUP)}).")
+    else:
+        text += " Auditor: not repeated (retest without --audit: a repeat's gate is its original's)."
+    blocks.append(Text.from_markup(text))
+    if changed:
+        moved = TableSpec([Column("submission", "id"), Column("task score", "number"),
+                       Column("repeats", "text"), Column("gated", "text"),
+                       Column("repeats gated", "text")],
+                      title="Submissions whose score or gate changed", box=box.SIMPLE_HEAVY)
+        for s in changed:
+            scores = " ".join(f"{x:.2f}" for x in s.repeat_task_scores)
+            gated = " ".join("yes" if g else "no" for g in s.repeat_gated)
+            moved.add_row(s.submission_id, Cell(f"{s.task_score:.2f}", s.task_score), Cell(scores, scores),
+                          Cell("yes" if s.gated else "no", s.gated), Cell(gated, gated))
+        blocks.append(moved)
+    return blocks
+
+
+def render_repeatability(rep: Repeatability, console: Console | None = None,
+                         fmt: TableFormat = TableFormat.TABLE) -> None:
+    """Print `repeatability_blocks` in `fmt` (a run with repeats and no labels to calibrate against)."""
+    emit(console or Console(), repeatability_blocks(rep), fmt)
 
 
 def materiality_text(confusion: dict[str, dict[str, int]]) -> str:

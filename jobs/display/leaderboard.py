@@ -82,6 +82,7 @@ def leaderboard_blocks(lb: Leaderboard) -> list[Block]:
             Cell(f"${r.cost_usd:,.2f}", r.cost_usd),
         )
     blocks: list[Block] = [table]
+    blocks += judge_noise_lines(lb)
     blocks += [Text.assemble(("note: ", "yellow"), note) for note in lb.notes]
     blocks += adjudication_lines(lb)
     return blocks
@@ -94,6 +95,33 @@ def render_leaderboard(lb: Leaderboard, console: Console | None = None, fmt: Tab
     if fmt is TableFormat.CSV:  # csv is the leaderboard's rows (one plain table), as before the change table
         blocks = blocks[:1]
     emit(console or Console(), blocks, fmt)
+
+
+def judge_noise_lines(lb: Leaderboard) -> list[Block]:
+    """With repeats (`tribunal retest`): each system's headline interval over tasks beside the one that
+    includes judge noise (two-level), and the task-only rank range and tier beside the ones the table
+    above shows (two-level)."""
+    if not any(r.repeated_tasks for r in lb.systems):
+        return []
+    table = TableSpec([Column("system", "id", ("system",)), Column("repeated\ntasks", "number", ("repeated_tasks",)),
+                       interval_column("HC pass\n[tasks only]", "hc_pass_rate"),
+                       Column("[with judge\nnoise]", "number", ("hc_with_judge_noise_low", "hc_with_judge_noise_high")),
+                       Column("rank range\ntasks only", "number", ("rank_low_tasks_only", "rank_high_tasks_only")),
+                       Column("tier\ntasks only", "number", ("tier_tasks_only",))],
+                      title="Intervals with judge noise (two-level bootstrap: tasks, then a grading of each)",
+                      caption="the rank range and tier of the leaderboard above include judge noise; "
+                              "here those over tasks only, for comparison",
+                      box=box.SIMPLE_HEAVY, pad_edge=False)
+    for r in lb.systems:
+        low, high = r.hc_with_judge_noise_low, r.hc_with_judge_noise_high
+        noisy = "—" if low is None or high is None else f"[{100 * low:.0f}–{100 * high:.0f}]"
+        only = ("—" if r.rank_low_tasks_only is None or r.rank_high_tasks_only is None else
+                str(r.rank_low_tasks_only) if r.rank_low_tasks_only == r.rank_high_tasks_only else
+                f"{r.rank_low_tasks_only}–{r.rank_high_tasks_only}")
+        table.add_row(r.system, Cell(str(r.repeated_tasks), r.repeated_tasks), interval_cell(r.hc_pass_rate),
+                      Cell(noisy, (low, high)), Cell(only, (r.rank_low_tasks_only, r.rank_high_tasks_only)),
+                      Cell("—" if r.tier_tasks_only is None else str(r.tier_tasks_only), r.tier_tasks_only))
+    return [table]
 
 
 def _rank_range(r: SystemScores) -> str:

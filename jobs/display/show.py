@@ -28,7 +28,8 @@ def show_blocks(s: ShownSubmission) -> list[Block]:
     """The submission's grading as `tribunal show` prints it (module doc)."""
     blocks: list[Block] = [Text.assemble(
         (f"{s.system} :: {s.task_id}", "bold"), f" in run {s.run_id} ({s.run_uri}): grading {s.grading_id}"
-        + (f" (the latest of {s.gradings})" if s.gradings > 1 else "") + f", {s.scores.get('status')}")]
+        + (f" (the latest of {s.gradings})" if s.gradings > 1 else "") + f", {s.scores.get('status')}"
+        + (f"; {s.repeats} repeat(s) by `tribunal retest` (`tribunal calibrate` compares them)" if s.repeats else ""))]
     if not s.adjudications:
         blocks.append(Text("Raw view: the experts' decisions are not applied (--no-adjudications).", style="dim"))
     elif s.decisions_in_force:

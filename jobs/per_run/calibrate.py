@@ -7,16 +7,22 @@ area, estimates flattened); `tribunal report` adds a calibration section when th
 
 from __future__ import annotations
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as pads
+
 from evalcore.errors import InputError, StorageError
 from evalcore.grading import scoring
 from evalcore.results import adjudications as adj
+from evalcore.results import repeatability as rep
 from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
 from evalcore.results.labels import FalseFlagLabel, HallucinationLabel, Labels, VerdictLabel, load_labels
-from evalcore.results.reduce import current_gradings
+from evalcore.results.reduce import TableSource, current_gradings
+from evalcore.results.repeatability import Repeatability
 from evalcore.storage import fs
 from evalcore.storage.run import open_run
 from evalcore.storage.run_folder import is_calibration
-from evalcore.storage.store import parquet_bytes
+from evalcore.storage.store import arrow_schema, parquet_bytes
 
 
 def calibrate_run(
@@ -57,6 +63,8 @@ def calibrate_run(
                      "not scored")
     if notes:
         cal = cal.model_copy(update={"notes": [*notes, *cal.notes]})
+    cal = cal.model_copy(update={"repeatability": run_repeatability(run_uri, write=write,
+                                                                    endpoint_override=endpoint_override)})
     if write:
         for k in range(1, 10_000):
             if fs.write_new(run.calibration(k), cal.model_dump_json(indent=2).encode(), endpoint_override):
@@ -154,3 +162,35 @@ def load_calibration(run_uri: str, endpoint_override: str | None = None) -> Cali
     return Calibration.model_validate_json(fs.read_bytes(fs.join(run_uri, latest), endpoint_override))
 
 
+def run_repeatability(run_uri: str, *, write: bool = True, endpoint_override: str | None = None) -> Repeatability | None:
+    """The test-retest figures of a run's repeats (`evalcore.results.repeatability`), or None without
+    repeats; written as `repeatability.json` into the run (rewritten whole: derived from the tables)."""
+    run = open_run(run_uri, endpoint_override)
+    record = run.read_record()
+    submissions = run.dataset("submissions")
+    if submissions is None:
+        return None
+    subs = _table(submissions, "submissions", rep.SUBMISSION_COLUMNS)
+    repeated = pc.unique(subs.filter(pc.greater(pc.fill_null(subs.column("repeat"), 0), 0)).column("submission_id"))
+    if not len(repeated):
+        return None
+    subs = subs.filter(pc.is_in(subs.column("submission_id"), value_set=repeated))
+    gradings = subs.column("grading_id")
+    verdicts = _table(run.dataset("verdicts"), "verdicts", rep.VERDICT_COLUMNS, gradings)
+    flags = _table(run.dataset("flags"), "flags", rep.FLAG_COLUMNS, gradings)
+    out = rep.repeatability(subs, verdicts, flags, seed=record.config.seed, samples=record.config.bootstrap_samples)
+    if out is not None and write:
+        fs.write_bytes_atomic(run.repeatability, out.model_dump_json(indent=2).encode(), endpoint_override)
+    return out
+
+
+def _table(source: TableSource | None, name: str, columns: list[str],
+           gradings: pa.ChunkedArray | None = None) -> pa.Table:
+    """`columns` of run table `name` (the rows of `gradings` only, when given): empty when it has none."""
+    if source is None:
+        return arrow_schema(name).empty_table().select(columns)
+    if isinstance(source, pads.Dataset):
+        where = None if gradings is None else pc.field("grading_id").isin(gradings.combine_chunks())
+        return source.to_table(columns=columns, filter=where)
+    table = source.select(columns)
+    return table if gradings is None else table.filter(pc.is_in(table.column("grading_id"), value_set=gradings))

@@ -59,12 +59,13 @@ from evalcore.results import adjudications as adj
 from evalcore.results.calibrate import Calibration
 from evalcore.results.leaderboard import ALL_AREAS, Leaderboard, Pairwise, SystemScores
 from evalcore.results.reduce import current_gradings
+from evalcore.results.repeatability import Repeatability
 from evalcore.results.stats import Interval
 from evalcore.schema import SourceDocument, Task
 from evalcore.storage import fs
 from evalcore.storage.run import open_run
 from evalcore.storage.store import RunRecord
-from jobs.per_run.calibrate import load_calibration
+from jobs.per_run.calibrate import load_calibration, run_repeatability
 from jobs.per_run.reduce import reduce_run
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -694,7 +695,7 @@ def _json_for_script(data: Any) -> Markup:
 def render_report(
     lb: Leaderboard, detail: Mapping[str, Any], record: Mapping[str, Any] | None = None,
     calibration: Calibration | None = None, cost: Mapping[str, Any] | None = None,
-    decisions: adj.AdjudicationLoad | None = None,
+    decisions: adj.AdjudicationLoad | None = None, repeatability: Repeatability | None = None,
 ) -> str:
     """The whole page as one HTML string (pure: no I/O); a calibration section when one is given.
 
@@ -725,6 +726,7 @@ def render_report(
         detail=detail,
         data_json=_json_for_script(detail),
         calibration=calibration,
+        repeatability=repeatability if repeatability is not None else (calibration.repeatability if calibration else None),
         cost=cost,
         decisions=in_force,
         decisions_recorded=len(decisions.decisions) if decisions else 0,
@@ -759,6 +761,7 @@ def write_report(
     detail = collect_detail(run_uri, lb, limits, endpoint_override, decisions=decisions.latest(), evidence=evidence)
     cost = collect_costs(run_uri, lb, record, endpoint_override)
     html = render_report(lb, detail, record.model_dump(mode="json"), load_calibration(run_uri, endpoint_override),
-                         cost=cost, decisions=decisions)
+                         cost=cost, decisions=decisions, repeatability=run_repeatability(run_uri, write=False,
+                                                                                       endpoint_override=endpoint_override))
     fs.write_bytes_atomic(run.report_html, html.encode("utf-8"), endpoint_override)
     return run.report_html

@@ -100,7 +100,8 @@ class ShownSubmission(BaseModel):
     system: str
     task_id: str
     grading_id: str
-    gradings: int = Field(description="Gradings of this submission in the run (the latest is shown).")
+    gradings: int = Field(description="Original gradings of this submission in the run (the latest is shown).")
+    repeats: int = Field(default=0, description="Repeat gradings of it (`tribunal retest`), not shown here.")
     scores: dict[str, Any] = Field(description="The submission row as graded (the raw view).")
     scores_in_force: dict[str, Any] | None = Field(
         default=None, description="The scores with the decisions in force applied (None: no decision on it).")
@@ -151,6 +152,7 @@ def show_submission(
                                   f"({system}'s tasks: {_names(tasks)})")
     gradings = mine.filter(pc.equal(mine.column("task_id"), task_id))
     current = current_gradings(gradings)
+    repeats = pc.sum(pc.greater(pc.fill_null(gradings.column("repeat"), 0), 0)).as_py() or 0
     row: dict[str, Any] = current.to_pylist()[0]
     gid = str(row["grading_id"])
     verdict_rows = _rows(run.dataset("verdicts"), "verdicts", gid)
@@ -205,7 +207,7 @@ def show_submission(
                                latency_s=call.latency_s, error=call.error))
     return ShownSubmission(
         run_id=record.run_id, run_uri=run_uri, system=system, task_id=task_id, grading_id=gid,
-        gradings=gradings.num_rows, scores=row, scores_in_force=in_force, verdicts=verdicts,
+        gradings=gradings.num_rows - repeats, repeats=repeats, scores=row, scores_in_force=in_force, verdicts=verdicts,
         criterion_decisions=criteria, flags=flags, calls=calls, paid_usd=sum(c.cost_usd for c in calls),
         decisions_in_force=len(latest), adjudications=adjudications, unmatched=unmatched,
     )

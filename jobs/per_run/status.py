@@ -22,6 +22,8 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow.compute as pc
+
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
 from evalcore.storage.run import open_run
@@ -92,7 +94,8 @@ def run_status(run_uri: str) -> RunStatus:
         raise StorageError(f"{record_uri}: not a readable run record ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from exc
     latest: dict[str, tuple[float, str]] = {}
     try:
-        t = run.read_table("submissions", columns=["submission_id", "status", "graded_at"])
+        t = run.read_table("submissions", columns=["submission_id", "status", "graded_at", "repeat"])
+        t = t.filter(pc.equal(pc.fill_null(t.column("repeat"), 0), 0))  # the originals: a retest's repeats apart
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise StorageError(f"{run.table('submissions')}: cannot be read ({str(exc).splitlines()[0]})") from exc
     for sid, status, at in zip(t.column("submission_id").to_pylist(), t.column("status").to_pylist(),

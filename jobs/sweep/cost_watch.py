@@ -15,7 +15,7 @@ import ray
 
 from evalcore.config.models import TribunalConfig
 from evalcore.cost.cost_cap import CapState
-from evalcore.cost.estimate import Estimate, combine, estimate_part, finish
+from evalcore.cost.estimate import Estimate, OutputModel, combine, estimate_part, finish
 from evalcore.schema import Submission, Task
 from jobs.sweep.actors import CostCapActor, cap_state
 from jobs.sweep.shard_work import ShardInputs
@@ -26,10 +26,11 @@ to price, so a chunk is under a second of one core, and 256 submissions are alre
 
 
 @ray.remote(num_cpus=1, max_retries=2)
-def estimate_chunk(config_json: dict[str, Any], task_refs: dict[str, Any], submissions: list[Submission]) -> Estimate:
+def estimate_chunk(config_json: dict[str, Any], task_refs: dict[str, Any], submissions: list[Submission],
+                   model: OutputModel | None = None) -> Estimate:
     """The fast estimate of one chunk of a sweep's pending submissions, priced on the cluster."""
     tasks = ShardInputs.fetch(task_refs)  # a worker keeps the last chunk's tasks for the next one
-    return estimate_part(tasks, submissions, TribunalConfig.model_validate(config_json), fast=True)
+    return estimate_part(tasks, submissions, TribunalConfig.model_validate(config_json), model, fast=True)
 
 
 def price_pending(
@@ -40,6 +41,7 @@ def price_pending(
     task_refs: Mapping[str, Any],
     config_ref: Any,
     chunk: int = ESTIMATE_CHUNK,
+    model: OutputModel | None = None,
 ) -> Estimate:
     """The fast estimate of the pending submissions, in one read of `pending` (the source's read).
 
@@ -54,9 +56,10 @@ def price_pending(
         part.append(submission)
         if len(part) == chunk:
             named = {s.task_id for s in part}
-            refs.append(estimate_chunk.remote(config_ref, {t: r for t, r in task_refs.items() if t in named}, part))
+            refs.append(estimate_chunk.remote(config_ref, {t: r for t, r in task_refs.items() if t in named}, part,
+                                              model))
             part = []
-    parts = [estimate_part(tasks, part, config, fast=True)]
+    parts = [estimate_part(tasks, part, config, model, fast=True)]
     parts.extend(ray.get(refs))
     return finish(combine(parts), config)
 
@@ -90,11 +93,12 @@ class CostWatch:
         task_refs: Mapping[str, Any],
         config_ref: Any,
         ledger_name: str | None = None,
+        model: OutputModel | None = None,
     ) -> CostWatch:
         """Price the pending submissions (`price_pending`: `task_refs` and `config_ref` are the
         sweep's tasks and configuration in the object store) and start the cap's ledger, if any,
         under `ledger_name` (`ledger_name_for`: the vendor actors, started before, were given it)."""
-        est = price_pending(config, tasks, pending, task_refs=task_refs, config_ref=config_ref)
+        est = price_pending(config, tasks, pending, task_refs=task_refs, config_ref=config_ref, model=model)
         name = ledger_name or ledger_name_for(max_cost_usd)
         ledger = CostCapActor.options(name=name).remote(max_cost_usd) if name is not None else None  # type: ignore[attr-defined]
         # priced as the sweep runs: at batch prices in batch mode (est.pricing)

@@ -166,7 +166,8 @@ def _run_sweep(opts: SweepOptions, console: Console, caches: LocalCaches, take_o
                     task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
                     config_ref = put_config(opts.config)
                     watch = CostWatch.start(opts.config, tasks, chain([first], pending), opts.max_cost_usd,
-                                            task_refs=task_refs, config_ref=config_ref, ledger_name=ledger_name)
+                                            task_refs=task_refs, config_ref=config_ref, ledger_name=ledger_name,
+                                            model=opts.output_model)
                 except BaseException:  # no actor outlives its sweep (grade_shards stops them from here on)
                     stop_actors(actors, None, wait=False)
                     raise
@@ -174,6 +175,7 @@ def _run_sweep(opts: SweepOptions, console: Console, caches: LocalCaches, take_o
                 summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
                 failed = grade_shards(opts, run, summary, intake.shards(), task_refs, config_ref, watch, actors,
                                       console)
+            summary.retest_changed = list(intake.changed)
         finish(summary, rejected, watch, t0, opts.config, console, journal_before=journal_before)
         if failed is not None:  # after the attempt's summary: what was stored is recorded
             raise resumable(failed, f"; the sweep stopped sending shards ({len(summary.failed_shards)} not "
@@ -230,8 +232,8 @@ def read_submissions(
     index = ResumeIndex.load(run.run_uri)
     return SubmissionPass(
         opts.submissions, bench.task_map(), excluded=bench.excluded_task_ids(), limits=opts.config.input_limits,
-        is_done=lambda s: index.is_done(s.id, s.content_hash()), shard_size=opts.shard_size, rejected=rejected,
-        on_submission=opts.on_submission,
+        is_done=lambda s: index.is_done(s.id, s.content_hash(), s.repeat), shard_size=opts.shard_size,
+        rejected=rejected, on_submission=opts.on_submission, retest=opts.retest,
     )
 
 
@@ -295,7 +297,7 @@ class _ShardLoop:
 
     def submit(self, shard: SpooledShard) -> None:
         """One `grade_shard` task for the shard's pending submissions, into the window."""
-        ids = [s.id for s in shard.pending]
+        ids = [s.grading_key for s in shard.pending]  # a repeat's key is its own: `<id>#<k>`
         refs = {s.task_id: self.task_refs[s.task_id] for s in shard.pending}
         name = shard_name(shard.index, ids, self.run.attempt)  # the attempt in the name: never an earlier file
         indexes = self.source_indexes.refs(refs)

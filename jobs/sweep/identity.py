@@ -105,7 +105,7 @@ def check_resumable(run_uri: str, previous: RunRecord, opts: SweepOptions, bench
         raise TribunalError(
             f"{run_uri}: this run was made with --vendors {previous.vendors}, not {opts.vendors}; {fix}"
         )
-    if previous.config_fingerprint != config_fingerprint(opts.config):
+    if previous.config_fingerprint != config_fingerprint(opts.identity_config or opts.config):
         raise TribunalError(f"{run_uri}: this run was made with a different configuration; {fix}")
 
 
@@ -206,7 +206,7 @@ def storage_failure(exc: BaseException) -> StorageError | None:
 def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_hash: str,
                identity: BenchmarkIdentity | None = None) -> RunRecord:
     """run.json: everything that produced the run, and nothing secret."""
-    cfg = opts.config
+    cfg = opts.identity_config or opts.config
     return RunRecord(
         run_id=run_id,
         created_at=time.time(),
@@ -258,7 +258,7 @@ def start_run(
     """Name the run, take its lock, refuse what cannot be resumed or reused, create run.json for a
     new run, and claim this attempt's number. On any failure here the lock is released."""
     benchmark_hash = bench.content_hash()
-    run_id = opts.run_id or default_run_id(benchmark_hash, opts.submissions, opts.config)
+    run_id = opts.run_id or default_run_id(benchmark_hash, opts.submissions, opts.identity_config or opts.config)
     run_uri = fs.join(opts.output, run_id)
     reuse_uris = [resolve_run_uri(opts.output, r) for r in opts.reuse]
     check_reusable(reuse_uris, opts.vendors)

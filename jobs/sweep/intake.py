@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import IO, Generic, TypeVar
 
 from evalcore.config.models import InputLimits
+from evalcore.grading.repeats import RetestPlan
 from evalcore.schema import Rejection, Submission, Task
 
 _LENGTH = struct.Struct("<Q")
@@ -115,8 +116,14 @@ class SubmissionPass:
         shard_size: int,
         rejected: list[Rejection],
         on_submission: Callable[[Submission], None] | None = None,
+        retest: RetestPlan | None = None,
     ) -> None:
         self.uri = uri
+        self.retest = retest
+        """`tribunal retest`: each accepted submission stands for its repeats in the plan (none
+        unless sampled), which are what is counted, priced, spooled and graded."""
+        self.changed: list[str] = []
+        """Sampled submissions a retest did not repeat: their content changed since the original."""
         self.on_submission = on_submission
         """Told of each accepted submission as it is read (`SweepOptions.on_submission`)."""
         self.tasks = tasks
@@ -156,7 +163,10 @@ class SubmissionPass:
             else:
                 if self.on_submission is not None:
                     self.on_submission(item)
-                yield item
+                if self.retest is None:
+                    yield item
+                else:
+                    yield from self.retest.gradings(item, self.changed)
 
     def _read(self) -> Generator[Submission, None, None]:
         for s in self._accepted():

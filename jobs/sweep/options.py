@@ -16,6 +16,8 @@ from evalcore.storage.store import valid_run_id
 
 if TYPE_CHECKING:
     from evalcore.call_accounting import CallCounts
+    from evalcore.cost.estimate import OutputModel
+    from evalcore.grading.repeats import RetestPlan
     from evalcore.schema import Submission
     from evalcore.vendors.batch.journal import BatchRecord
     from jobs.sweep.shard_work import ShardResult
@@ -59,6 +61,15 @@ class SweepOptions:
     on_submission: Callable[[Submission], None] | None = None
     """Called once per accepted submission during intake's one read of the source: how emulated
     judges with personas learn each deliverable's family (`jobs.sweep.prepare.prepare_run`)."""
+    retest: RetestPlan | None = None
+    """`tribunal retest`: grade the plan's repeats of the sampled submissions instead of the
+    submissions themselves (`evalcore.grading.repeats`; `jobs.sweep.retest`)."""
+    identity_config: TribunalConfig | None = None
+    """The configuration the run was made with, when this pass grades with another (a retest's:
+    the panel only, or some judges): the run's identity and resume check read it, not `config`."""
+    output_model: OutputModel | None = None
+    """What the estimate (and the cap's message) assumes of the answers: the defaults unless given
+    (a retest calibrates it from the run it repeats: `OutputModel.from_run`)."""
 
     def __post_init__(self) -> None:
         """The CLI validates these too; a library caller gets the same refusal, not a hang or an escape."""
@@ -100,6 +111,8 @@ class SweepSummary:
     """Submissions not graded because their calls wait in batches that had not ended (`--detach`):
     written as incomplete, graded by the run that collects them."""
     rejected: int = 0
+    retest_changed: list[str] = field(default_factory=list)
+    """`tribunal retest`: sampled submissions not repeated, their content changed since the original."""
     shards_written: int = 0
     paid_calls: int = 0
     """Calls this command sent and had answered: online calls (preflight included) and requests of

@@ -49,22 +49,25 @@ def server_limits(config: TribunalConfig, limits: RateLimits | None = None) -> d
 def load_personas(
     spec: str, config: TribunalConfig, benchmark: str | None = None, submissions: str | None = None
 ) -> PersonaSet:
-    """The emulated panel's personas: `demo` (the built-in three) or a YAML/JSON file.
+    """The emulated panel's personas: `demo` (the built-in three), `demo-noisy` (the same with
+    noise across gradings, for `tribunal retest`) or a YAML/JSON file.
 
     The file holds `{seed: int, personas: {<model or vendor>: {leniency, noise, self_bias, family,
-    recall, false_flag_rate, upholds_false_flags, rejects_real_flags}}}`. The submissions, when
+    recall, false_flag_rate, upholds_false_flags, rejects_real_flags, retest_flip, flag_recurrence}}}`. The submissions, when
     given (with their benchmark: `tribunal emulate`), are read to fingerprint each one's
     deliverables with its system's family (`remember_family`), which is how a persona with a
     self-family bias recognises its own family's work; a sweep does it during intake's one read
     (`prepare_run`). Without either, `self_bias` has nothing to recognise.
     """
-    from doubles.emulators.responders import DEMO_PERSONAS, PersonaSet
+    from doubles.emulators.responders import DEMO_PERSONAS, PersonaSet, demo_noisy_personas
     from evalcore.benchmark.loader import load_benchmark
     from evalcore.schema import Submission
     from evalcore.submissions.loader import iter_submissions
 
     if spec == "demo":
         data: dict[str, object] = {"seed": config.seed, "personas": DEMO_PERSONAS}
+    elif spec == "demo-noisy":  # the demo's panel with noise across gradings: what `tribunal retest` measures
+        data = {"seed": config.seed, "personas": demo_noisy_personas()}
     else:
         try:
             raw = yaml.safe_load(Path(spec).read_text(encoding="utf-8"))

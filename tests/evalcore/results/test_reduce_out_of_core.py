@@ -49,7 +49,9 @@ def _write(run: Path, table: str, name: str, columns: dict[str, pa.Array], *, be
     if before_cache_writes:
         schema = pa.schema([f for f in schema if f.name not in CACHE_WRITE_COLUMNS])
     n = len(next(iter(columns.values())))
-    arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in schema]
+    # a column the generator leaves out: null, or 0 for `repeat` (not nullable: every row here is an original)
+    arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) if f.nullable else pa.array([0] * n, f.type)
+              for f in schema]
     (run / table).mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_arrays(arrays, schema=schema), run / table / f"{name}.parquet")
 
