@@ -415,7 +415,7 @@ class _Reducer:
         )
         self.con.register("task_areas", task_table)
         self.con.execute(
-            "CREATE TEMP TABLE cost_sta AS SELECT system, task_id, vendor, "
+            "CREATE OR REPLACE TEMP TABLE cost_sta AS SELECT system, task_id, vendor, "
             f"{self._COST_AGG} FROM calls_in GROUP BY system, task_id, vendor"
         )
         by_area: dict[tuple[str, str], dict[str, VendorCost]] = defaultdict(dict)
@@ -736,13 +736,15 @@ def reduce_tables(
             cur, effect = adj.apply(red.con, raw, decisions.latest())
             summary = _adjudication_summary(raw, cur, tasks, effect, decisions)
         corrected_summary = None
+        # the judges' own rates beside the corrected ones are the raw panel's (computed apart only
+        # when decisions changed the current gradings)
+        raw_rows = red.system_rows(raw, tasks)[0] if correct_with is not None and raw is not cur else None
+        overall, per_area = red.system_rows(cur, tasks)
         if correct_with is not None:
-            raw_rows = red.system_rows(raw, tasks)[0]  # the judges' own rates: the raw panel's
             sample = red.expert_sample(raw, correct_with, red.seed if label_seed is None else label_seed)
             judges_rates: dict[str, dict[str, stats.Interval]] = {
-                r.system: {str(name): getattr(r, name) for name in corrected.RATES} for r in raw_rows}
+                r.system: {str(name): getattr(r, name) for name in corrected.RATES} for r in raw_rows or overall}
             corrected_summary = corrected.corrected_rates(raw, tasks, sample, judges_rates)
-        overall, per_area = red.system_rows(cur, tasks)
         judges = red.judges(cur)
         auditor = red.auditor(cur)
         run_costs = red.run_costs()
