@@ -587,7 +587,8 @@ class _Reducer:
 
     # -- label-corrected rates ------------------------------------------------------------------
 
-    def expert_sample(self, raw: pa.Table, source: Labels | adj.AdjudicationLoad, seed: int) -> corrected.ExpertSample:
+    def expert_sample(self, raw: pa.Table, source: Labels | adj.AdjudicationLoad, seed: int,
+                      decisions_source: str) -> corrected.ExpertSample:
         """The experts' whole-labelled submissions (`corrected.experts_from_decisions` / `_from_labels`),
         with the criteria and flags of the raw current gradings they are checked against."""
         complete = raw.filter(pc.equal(raw.column("status"), "complete").fill_null(False))
@@ -608,8 +609,7 @@ class _Reducer:
             "WHERE c.status = 'complete' AND f.status <> 'merged'"
         ).fetchall():
             flags[str(gid)][int(index)] = FlagOutcome(str(status), None if materiality is None else str(materiality))
-        return corrected.experts_from_decisions("the run's decisions (adjudications/)", gradings, criteria, flags,
-                                                source.latest())
+        return corrected.experts_from_decisions(decisions_source, gradings, criteria, flags, source.latest())
 
     # -- auditor -----------------------------------------------------------------------------
 
@@ -702,6 +702,7 @@ def reduce_tables(
     decisions: adj.AdjudicationLoad | None = None,
     correct_with: Labels | adj.AdjudicationLoad | None = None,
     label_seed: int | None = None,
+    decisions_source: str = "the run's decisions",
 ) -> Leaderboard:
     """Reduce a run's tables to its leaderboard.
 
@@ -709,7 +710,7 @@ def reduce_tables(
     labels of a uniform random sample of whole submissions, from the review's `full` section (the
     run's decisions) or a labels file covering the first submissions of the seeded order
     `label_seed` (default: the run's seed). Refused (`corrected.SampleRefused`) when the sample is
-    not uniform.
+    not uniform. `decisions_source` names the decisions' folder in messages.
 
     `decisions` are the experts' recorded decisions (`evalcore.results.adjudications.load`): the
     decided submissions are rescored by the rules in `scoring` before the rates are computed, and
@@ -741,7 +742,8 @@ def reduce_tables(
         raw_rows = red.system_rows(raw, tasks)[0] if correct_with is not None and raw is not cur else None
         overall, per_area = red.system_rows(cur, tasks)
         if correct_with is not None:
-            sample = red.expert_sample(raw, correct_with, red.seed if label_seed is None else label_seed)
+            sample = red.expert_sample(raw, correct_with, red.seed if label_seed is None else label_seed,
+                                       decisions_source)
             judges_rates: dict[str, dict[str, stats.Interval]] = {
                 r.system: {str(name): getattr(r, name) for name in corrected.RATES} for r in raw_rows or overall}
             corrected_summary = corrected.corrected_rates(raw, tasks, sample, judges_rates)

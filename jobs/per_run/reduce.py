@@ -96,7 +96,7 @@ def reduce_run(
     try:
         lb = reduce_tables(record, submissions=submissions, threads=threads, memory_limit=memory_limit,
                            temp_directory=temp_directory, decisions=decisions, correct_with=correct_with,
-                           label_seed=label_seed, **tables)
+                           label_seed=label_seed, decisions_source=adj.folder(run_uri), **tables)
     except (OSError, pa.ArrowInvalid, duckdb.IOException) as exc:  # a shard unreadable, the disk full (spilling)
         raise StorageError(f"{run_uri}: cannot read the run's tables: {exc}") from exc
     if write:
