@@ -99,11 +99,15 @@ class Adjudication(BaseModel):
         default=None, description="When it was written into the run (set by `record`): orders decisions dated alike.")
     reason: str = Field(min_length=1, max_length=MAX_REASON_CHARS, description="Why, in the reviewer's words "
                         f"(required, at most {MAX_REASON_CHARS:,} characters).")
-    queue: Literal["material", "split", "sample"] | None = Field(
+    queue: Literal["material", "split", "sample", "full"] | None = Field(
         default=None,
         description="The review queue the item came from (material flags, split criteria, the seeded random "
-        "sample); None when recorded outside the review page. Only `sample` decisions are unbiased labels.",
+        "sample of items, the seeded random sample of whole submissions); None when recorded outside the review "
+        "page. Only `sample` and `full` decisions are unbiased labels.",
     )
+    seed: int | None = Field(
+        default=None, description="The seed of the random section (`sample`, `full`) the item came from: a "
+        "uniform sample is one seed's order (`evalcore.results.corrected.sample_order`).")
 
     @model_validator(mode="after")
     def _fits_its_item(self) -> Adjudication:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from evalcore.results import stats
 from evalcore.results.adjudications import Rescored
+from evalcore.results.corrected import CorrectedRates
 from evalcore.results.stats import Interval
 
 ALL_AREAS = "ALL"
@@ -213,6 +214,9 @@ class Leaderboard(BaseModel):
     pairwise: Pairwise | None = Field(default=None, description="P(row beats column), whole benchmark.")
     adjudication: AdjudicationSummary | None = Field(
         default=None, description="What the experts' decisions in force changed (None: raw view, or no decisions)."
+    )
+    corrected: CorrectedRates | None = Field(
+        default=None, description="Label-corrected rates per system (`tribunal reduce --corrected`; None otherwise)."
     )
 
 

@@ -54,10 +54,11 @@ import pyarrow.compute as pc
 import pyarrow.dataset as pads
 
 from evalcore.call_accounting import paid_sum
-from evalcore.grading.scoring import counted_materiality, is_passing
+from evalcore.grading.scoring import FlagOutcome, counted_materiality, is_passing
 from evalcore.results import adjudications as adj
-from evalcore.results import judge_noise, stats
+from evalcore.results import corrected, judge_noise, stats
 from evalcore.results import repeatability as rep
+from evalcore.results.labels import Labels
 from evalcore.results.leaderboard import (
     ALL_AREAS,
     AdjudicationSummary,
@@ -455,7 +456,7 @@ class _Reducer:
         )
         self.con.register("task_areas", task_table)
         self.con.execute(
-            "CREATE TEMP TABLE cost_sta AS SELECT system, task_id, vendor, "
+            "CREATE OR REPLACE TEMP TABLE cost_sta AS SELECT system, task_id, vendor, "
             f"{self._COST_AGG} FROM calls_in GROUP BY system, task_id, vendor"
         )
         by_area: dict[tuple[str, str], dict[str, VendorCost]] = defaultdict(dict)
@@ -625,6 +626,32 @@ class _Reducer:
             ))
         return out
 
+    # -- label-corrected rates ------------------------------------------------------------------
+
+    def expert_sample(self, raw: pa.Table, source: Labels | adj.AdjudicationLoad, seed: int,
+                      decisions_source: str) -> corrected.ExpertSample:
+        """The experts' whole-labelled submissions (`corrected.experts_from_decisions` / `_from_labels`),
+        with the criteria and flags of the raw current gradings they are checked against."""
+        complete = raw.filter(pc.equal(raw.column("status"), "complete").fill_null(False))
+        gradings = {(str(s), str(t)): str(g) for s, t, g in zip(
+            complete.column("system").to_pylist(), complete.column("task_id").to_pylist(),
+            complete.column("grading_id").to_pylist(), strict=True)}
+        criteria: dict[str, list[str]] = defaultdict(list)
+        for gid, cid in self.con.sql(
+            "SELECT DISTINCT v.grading_id, v.criterion_id FROM verdicts_in v JOIN cur c USING (grading_id) "
+            "WHERE c.status = 'complete' ORDER BY ALL"
+        ).fetchall():
+            criteria[str(gid)].append(str(cid))
+        if isinstance(source, Labels):
+            return corrected.experts_from_labels(source, seed, gradings, criteria)
+        flags: dict[str, dict[int, FlagOutcome]] = defaultdict(dict)
+        for gid, index, status, materiality in self.con.sql(
+            "SELECT f.grading_id, f.flag_index, f.status, f.materiality FROM flags_in f JOIN cur c USING (grading_id) "
+            "WHERE c.status = 'complete' AND f.status <> 'merged'"
+        ).fetchall():
+            flags[str(gid)][int(index)] = FlagOutcome(str(status), None if materiality is None else str(materiality))
+        return corrected.experts_from_decisions(decisions_source, gradings, criteria, flags, source.latest())
+
     # -- auditor -----------------------------------------------------------------------------
 
     def auditor(self, cur: pa.Table) -> AuditorStats:
@@ -714,8 +741,17 @@ def reduce_tables(
     memory_limit: str | None = None,
     temp_directory: str | None = None,
     decisions: adj.AdjudicationLoad | None = None,
+    correct_with: Labels | adj.AdjudicationLoad | None = None,
+    label_seed: int | None = None,
+    decisions_source: str = "the run's decisions",
 ) -> Leaderboard:
     """Reduce a run's tables to its leaderboard.
+
+    `correct_with` adds the label-corrected rates (`evalcore.results.corrected`): the experts'
+    labels of a uniform random sample of whole submissions, from the review's `full` section (the
+    run's decisions) or a labels file covering the first submissions of the seeded order
+    `label_seed` (default: the run's seed). Refused (`corrected.SampleRefused`) when the sample is
+    not uniform. `decisions_source` names the decisions' folder in messages.
 
     `decisions` are the experts' recorded decisions (`evalcore.results.adjudications.load`): the
     decided submissions are rescored by the rules in `scoring` before the rates are computed, and
@@ -737,12 +773,22 @@ def reduce_tables(
         )
         tasks = red.tasks(cur)
         summary = None
+        raw = cur
         if decisions is not None and (decisions.decisions or decisions.problems):
-            raw = cur
             cur, effect = adj.apply(red.con, raw, decisions.latest())
             summary = _adjudication_summary(raw, cur, tasks, effect, decisions)
         red.repeats = red.repeat_scores(submissions)
+        corrected_summary = None
+        # the judges' own rates beside the corrected ones are the raw panel's (computed apart only
+        # when decisions changed the current gradings)
+        raw_rows = red.system_rows(raw, tasks)[0] if correct_with is not None and raw is not cur else None
         overall, per_area = red.system_rows(cur, tasks)
+        if correct_with is not None:
+            sample = red.expert_sample(raw, correct_with, red.seed if label_seed is None else label_seed,
+                                       decisions_source)
+            judges_rates: dict[str, dict[str, stats.Interval]] = {
+                r.system: {str(name): getattr(r, name) for name in corrected.RATES} for r in raw_rows or overall}
+            corrected_summary = corrected.corrected_rates(raw, tasks, sample, judges_rates)
         judges = red.judges(cur)
         auditor = red.auditor(cur)
         run_costs = red.run_costs()
@@ -770,6 +816,7 @@ def reduce_tables(
         notes=red.notes,
         pairwise=red.pairwise,
         adjudication=summary,
+        corrected=corrected_summary,
     )
 
 

@@ -21,6 +21,17 @@ from jobs.cli.common import (
 )
 from jobs.display.tables import TableFormat
 
+CorrectedOpt = Annotated[
+    bool, typer.Option("--corrected", help="Add each system's rates corrected by expert labels on a uniform random "
+                       "sample of whole submissions (prediction-powered inference), beside the judges' own.")]
+LabelsOpt = Annotated[
+    str | None, typer.Option("--labels", "-l", help="With --corrected: expert labels (.jsonl, .parquet or a "
+                             "ground-truth .json) instead of the review's full section; every criterion of each "
+                             "labelled submission labelled.")]
+LabelSeedOpt = Annotated[
+    int | None, typer.Option("--label-seed", help="With --labels: the seed of the random order the labelled "
+                             "submissions were taken in (default: the run's seed; the review's --full order).")]
+
 
 def reduce_cmd(
     run: Annotated[str, typer.Argument(help="Run folder written by `sweep`: a local path or s3://bucket/prefix/<run_id>.")],
@@ -34,6 +45,9 @@ def reduce_cmd(
                      "written apart as leaderboard_raw.json, leaderboard_raw.parquet and leaderboard_raw_areas.parquet "
                      "(the files in force are left as they are)."),
     ] = True,
+    corrected: CorrectedOpt = False,
+    labels: LabelsOpt = None,
+    label_seed: LabelSeedOpt = None,
 ) -> None:
     """Build the leaderboard of a run: per-system rates with 95% intervals, judge analysis, cost.
 
@@ -42,7 +56,15 @@ def reduce_cmd(
     `--no-adjudications`, the raw view goes to `leaderboard_raw.json`, `leaderboard_raw.parquet` and
     `leaderboard_raw_areas.parquet` instead: the files in force are never replaced by it.
 
-    Example: `tribunal reduce runs/<run_id>`
+    `--corrected` adds, per system, its headline rate, criterion pass rate and material
+    hallucinations per audited task corrected by expert labels (prediction-powered inference),
+    beside the judges' own, with how many labels each rests on: from the whole submissions the
+    review's full section labelled (`tribunal review RUN --full K`), or from `--labels FILE`
+    (every criterion of each labelled submission; its submissions the first of the seeded order
+    `--label-seed`). A sample that is not uniform (a submission skipped or half-labelled before a
+    later one) is refused with the submission named (exit 1, nothing written).
+
+    Example: `tribunal reduce runs/<run_id>`, `tribunal reduce runs/<run_id> --corrected`
     """
     from evalcore.storage.run import open_run
     from jobs.display.leaderboard import render_leaderboard
@@ -51,7 +73,8 @@ def reduce_cmd(
     fmt = output_format(fmt, json_out)
     console = Console()
     try:
-        lb = reduce_run(run, endpoint_override=endpoint_url, adjudications=adjudications)
+        lb = reduce_run(run, endpoint_override=endpoint_url, adjudications=adjudications, corrected=corrected,
+                        labels=labels, label_seed=label_seed)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(1) from exc
@@ -107,6 +130,9 @@ def report_cmd(
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
     max_detailed: Annotated[int, typer.Option(help="Submissions embedded with every verdict and flag.")] = 300,
     max_listed: Annotated[int, typer.Option(help="Per-task rows listed in the drill-down.")] = 5000,
+    corrected: CorrectedOpt = False,
+    labels: LabelsOpt = None,
+    label_seed: LabelSeedOpt = None,
 ) -> None:
     """Write `report.html` into the run folder: one self-contained page that works offline.
 
@@ -121,7 +147,8 @@ def report_cmd(
 
     try:
         uri = write_report(
-            run, endpoint_override=endpoint_url, limits=ReportLimits(max_listed=max_listed, max_detailed=max_detailed)
+            run, endpoint_override=endpoint_url, limits=ReportLimits(max_listed=max_listed, max_detailed=max_detailed),
+            corrected=corrected, labels=labels, label_seed=label_seed,
         )
     except TribunalError as exc:
         print_error(exc)

@@ -28,9 +28,12 @@ def review(
         "--allowed-host", help="A host name the page may be reached by besides the loopback names and --host "
                                "(repeatable): every request with another Host, and every write from another "
                                "Origin, is refused (DNS rebinding).")] = None,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the calibration sample (default: the run's seed).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the calibration sample and of the whole-submission order (default: the run's seed).")] = None,
     sample: Annotated[int, typer.Option("--sample", min=0, help="Other items sampled for calibration, after "
                                                                 "the material flags and the split criteria.")] = 20,
+    full: Annotated[int, typer.Option("--full", min=0, help="Whole submissions to label, after the other sections: "
+                                                          "the first K of the seeded random order, every criterion "
+                                                          "and flag of each (`tribunal reduce --corrected`).")] = 0,
     benchmark: Annotated[str | None, typer.Option("--benchmark", help="Read the tasks from here instead of the "
                                                                       "benchmark named in run.json.")] = None,
     submissions: Annotated[str | None, typer.Option("--submissions", "-s", help="Read the deliverables from here "
@@ -50,6 +53,10 @@ def review(
     one new object under RUN/adjudications/ (several reviewers at once are safe); `tribunal reduce`
     and `tribunal report` then apply them.
 
+    `--full K` adds, last and in the seeded random order, every criterion and flag of K whole
+    submissions, one submission after the other: labelled whole, they are the uniform sample
+    `tribunal reduce --corrected` corrects the judges' rates with.
+
     Example: `tribunal review runs/demo` then open the printed URL
     """
     from jobs.review.app import ReviewState, serve
@@ -57,7 +64,7 @@ def review(
     console = Console()
     try:
         state = ReviewState(run, endpoint_override=endpoint_url, seed=seed, sample=sample, benchmark=benchmark,
-                            submissions=submissions)
+                            submissions=submissions, full=full)
     except TribunalError as exc:
         print_error(exc)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
@@ -66,7 +73,8 @@ def review(
     def ready(url: str) -> None:
         console.print(Text.assemble(
             f"reviewing {state.data.run_id}: {len(state.queue)} items ({counts['material']} material flags, "
-            f"{counts['split']} split criteria, {counts['sample']} sampled, seed {state.seed}) at ",
+            f"{counts['split']} split criteria, {counts['sample']} sampled"
+            + (f", {full} whole submissions ({counts['full']} items)" if full else "") + f", seed {state.seed}) at ",
             (url, "bold"), " — Ctrl-C to stop"), soft_wrap=True)
 
     try:

@@ -85,7 +85,35 @@ def leaderboard_blocks(lb: Leaderboard) -> list[Block]:
     blocks += judge_noise_lines(lb)
     blocks += [Text.assemble(("note: ", "yellow"), note) for note in lb.notes]
     blocks += adjudication_lines(lb)
+    blocks += corrected_lines(lb)
     return blocks
+
+
+_RATE_NAMES = {"hc_pass_rate": "HC pass", "criterion_pass_rate": "crit. pass", "material_per_task": "material/task"}
+
+
+def corrected_lines(lb: Leaderboard) -> list[Block]:
+    """The label-corrected rates (`reduce --corrected`): per system and rate, the judges' own, the
+    corrected one and the labels' alone, each with its interval, and the labels it rests on."""
+    c = lb.corrected
+    if c is None:
+        return []
+    table = TableSpec(
+        [Column("system", "id", ("system",), style="bold"), Column("rate", "id", ("rate",)),
+         interval_column("judges'\nown", "judges"), interval_column("corrected\n[95% CI]", "corrected"),
+         interval_column("labels\nalone", "labels_only"), Column("labels", "number", ("n_labels",)),
+         Column("judged\nonly", "number", ("n_unlabelled",))],
+        title=f"Corrected by expert labels — {c.n_labels} whole submission(s) labelled, seed {c.seed}",
+        caption=f"prediction-powered inference; labels: {c.source}", box=box.SIMPLE_HEAVY, pad_edge=False)
+    for s in c.systems:
+        for r in s.rates:
+            count = r.rate == "material_per_task"
+            text: dict[str, Any] = {"percent": False, "digits": 2} if count else {}
+            ci = " [dim][{low:.2f}–{high:.2f}][/dim]" if count else CI_MARKUP
+            table.add_row(s.system, _RATE_NAMES[r.rate], interval_cell(r.judges, ci=ci, **text),
+                          interval_cell(r.corrected, ci=ci, **text), interval_cell(r.labels_only, ci=ci, **text),
+                          Cell(str(r.n_labels), r.n_labels), Cell(str(r.n_unlabelled), r.n_unlabelled))
+    return [table, *(Text.assemble(("note: ", "yellow"), note) for note in c.notes)]
 
 
 def render_leaderboard(lb: Leaderboard, console: Console | None = None, fmt: TableFormat = TableFormat.TABLE) -> None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from evalcore.errors import StorageError
+from evalcore.errors import InputError, StorageError
+from evalcore.results import adjudications as adj
+from evalcore.results.labels import Labels, load_labels
 from evalcore.results.leaderboard import Leaderboard
 from evalcore.results.reduce import reduce_tables
 from evalcore.storage.run import open_run
@@ -33,8 +35,16 @@ def reduce_run(
     memory_limit: str | None = None,
     temp_directory: str | None = None,
     adjudications: bool = True,
+    corrected: bool = False,
+    labels: str | None = None,
+    label_seed: int | None = None,
 ) -> Leaderboard:
     """Reduce a run folder to its leaderboard and (by default) write the leaderboard files into it.
+
+    `corrected` adds each system's label-corrected rates (`evalcore.results.corrected`) from the
+    review's `full` section, or from the labels file `labels` whose submissions are the first of
+    the seeded order `label_seed` (default: the run's seed); a sample that is not uniform is refused
+    (`corrected.SampleRefused`, nothing written).
 
     The experts' decisions recorded in the run (``adjudications/``) are applied unless
     `adjudications` is False (the raw view: exactly the leaderboard of the raw tables). The raw
@@ -51,10 +61,17 @@ def reduce_run(
     submissions = tables.pop("submissions")
     if submissions is None:
         raise StorageError(f"{run.table('submissions')}: no graded submissions in this run yet")
-    decisions = run.read_decisions() if adjudications else None
+    loaded = run.read_decisions() if adjudications or (corrected and labels is None) else None
+    decisions = loaded if adjudications else None
+    correct_with: Labels | adj.AdjudicationLoad | None = None
+    if labels is not None and not corrected:
+        raise InputError(labels, "labels are read for the corrected rates: add --corrected")
+    if corrected:
+        correct_with = load_labels(labels, endpoint_override) if labels is not None else loaded
     try:
         lb = reduce_tables(record, submissions=submissions, threads=threads, memory_limit=memory_limit,
-                           temp_directory=temp_directory, decisions=decisions, **tables)
+                           temp_directory=temp_directory, decisions=decisions, correct_with=correct_with,
+                           label_seed=label_seed, decisions_source=run.adjudications, **tables)
     except (OSError, pa.ArrowInvalid, duckdb.IOException) as exc:  # a shard unreadable, the disk full (spilling)
         raise StorageError(f"{run_uri}: cannot read the run's tables: {exc}") from exc
     if write:

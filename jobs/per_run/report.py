@@ -748,12 +748,17 @@ def write_report(
     leaderboard: Leaderboard | None = None,
     limits: ReportLimits = ReportLimits(),
     benchmark: str | None = None,
+    corrected: bool = False,
+    labels: str | None = None,
+    label_seed: int | None = None,
 ) -> str:
     """Reduce the run (unless a leaderboard is given), build report.html in the run folder; its URI.
 
-    `benchmark` overrides the benchmark URI of run.json (where the evidence locations are read).
+    `benchmark` overrides the benchmark URI of run.json (where the evidence locations are read);
+    `corrected`, `labels`, `label_seed`: the label-corrected rates, as `tribunal reduce --corrected`.
     """
-    lb = leaderboard or reduce_run(run_uri, endpoint_override=endpoint_override)
+    lb = leaderboard or reduce_run(run_uri, endpoint_override=endpoint_override, corrected=corrected, labels=labels,
+                                   label_seed=label_seed)
     run = open_run(run_uri, endpoint_override)
     record = run.read_record()
     decisions = run.read_decisions()

@@ -203,7 +203,8 @@ def create_release(
     first = records[release_runs[0].run_id][1]
     try:
         board = reduce_tables(first.model_copy(update={"run_id": name}), submissions=submissions,
-                              decisions=decisions, **union)
+                              verdicts=union["verdicts"], flags=union["flags"], calls=union["calls"],
+                              rejected=union["rejected"], decisions=decisions)
     except (OSError, pa.ArrowInvalid, duckdb.IOException) as exc:
         raise StorageError(f"{name}: cannot read the runs' tables: {exc}") from exc
     in_force = sorted(decisions.latest().values(), key=lambda d: (d.system, d.task_id, d.item, d.decision_id))

@@ -64,15 +64,16 @@ class ReviewState:
 
     def __init__(
         self, run_uri: str, *, endpoint_override: str | None = None, seed: int | None = None, sample: int = 20,
-        benchmark: str | None = None, submissions: str | None = None,
+        benchmark: str | None = None, submissions: str | None = None, full: int = 0,
     ) -> None:
         self.data = RunData(run_uri, endpoint_override)
         self.seed = int(self.data.record.config.seed) if seed is None else seed
         self.sample = sample
+        self.full = full
         self.scorer = Scorer(self.data)
         self.log = DecisionLog(self.data.run_uri, endpoint_override)
-        self.queue = rank_by_impact(build_queue(self.data, seed=self.seed, sample=sample), self.scorer, choices,
-                                    self.log.refresh().latest())
+        self.queue = rank_by_impact(build_queue(self.data, seed=self.seed, sample=sample, full=full), self.scorer,
+                                    choices, self.log.refresh().latest())
         self.by_key = {item.key: item for item in self.queue}
         self.sources = Sources(self.data.record, benchmark=benchmark, submissions=submissions,
                                endpoint_override=endpoint_override)
@@ -374,7 +375,8 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS
                 task_id=item.task_id,
                 flag_index=item.flag_index, criterion_id=item.criterion_id, judge=item.judge,
                 decision=body.decision, materiality=body.materiality, reviewer=body.reviewer.strip(),
-                reason=body.reason.strip(),
+                reason=body.reason.strip(), queue=item.section,
+                seed=state.seed if item.section in ("sample", "full") else None,
             )
             decision = state.data.identified(decision)  # the grading and the claim it was made on
         except ValidationError as exc:

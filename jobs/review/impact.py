@@ -161,7 +161,7 @@ class Scorer:
 
 
 
-_SECTION_ORDER = {"material": 0, "split": 1, "sample": 2}
+_SECTION_ORDER = {"material": 0, "split": 1, "sample": 2, "full": 3}
 
 
 def rank_by_impact(
@@ -170,7 +170,8 @@ def rank_by_impact(
 ) -> list[QueueItem]:
     """The queue ordered so an expert's time goes where scores move: first the items a decision can
     change a task score or the gate of, by the size of that change (hc score, then task score),
-    then the rest in their section order; ties keep the queue's order. Items are renumbered.
+    then the rest in their section order; ties keep the queue's order; the whole-submission sample
+    (`full`) last, in its seeded order. Items are renumbered.
 
     Sizes come from the rescoring itself (`Scorer`, the reduction's rules), never restated: for a
     criterion or verdict, the largest change over its choices (`choices_of`); for a material flag,
@@ -181,7 +182,8 @@ def rank_by_impact(
     by_grading = scorer.in_force(latest)
     gate_lift: dict[str, tuple[float, float]] = {}
     sized: list[QueueItem] = []
-    for item in queue:
+    whole = [item for item in queue if item.section == "full"]  # the uniform sample keeps its seeded order
+    for item in (i for i in queue if i.section != "full"):
         if item.section == "material" and item.kind == "flag":
             if item.grading_id not in gate_lift:
                 here = by_grading.get(item.grading_id, [])
@@ -201,7 +203,7 @@ def rank_by_impact(
         sized.append(replace(item, score_change=hc, task_change=task))
     ranked = sorted(sized, key=lambda i: (not i.moves_score, -i.score_change, -i.task_change,
                                           _SECTION_ORDER[i.section], i.n))
-    return [replace(item, n=k) for k, item in enumerate(ranked)]
+    return [replace(item, n=k) for k, item in enumerate([*ranked, *whole])]
 
 
 def _delta(before: float | None, after: float | None) -> float:

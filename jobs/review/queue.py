@@ -11,6 +11,11 @@ Order (docs/REVIEW.md):
    agreed (the judges' calls). Within each kind, the items whose md5 of the seed and their identity
    is smallest: the same seed gives the same sample on every machine, and a sweep-sized verdict
    table is sampled in one streaming top-K query.
+4. **whole submissions** (`--full K`, none by default) — the first K complete submissions of the
+   seeded random order (`evalcore.results.corrected.sample_order`), one submission at a time:
+   every criterion (for the whole panel) and every flag (merged ones aside) of it. Labelled whole,
+   they are the uniform random sample `tribunal reduce --corrected` corrects the judges' rates with.
+   This section is never reordered by impact: the order is what makes the sample uniform.
 
 Only complete current gradings (`current_gradings`) are reviewed: an incomplete grading is
 regraded, not adjudicated. Rows of one grading are read from its shard (every table of a shard
@@ -35,16 +40,18 @@ import pyarrow.dataset as pads
 from evalcore.errors import StorageError
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results.adjudications import Adjudication, ItemKind, claim_hash
+from evalcore.results.corrected import sample_order
 from evalcore.results.reduce import TableSource, current_gradings
 from evalcore.storage import fs
 from evalcore.storage.run import open_run
 from evalcore.storage.store import RunRecord, arrow_schema
 
-Section = Literal["material", "split", "sample"]
+Section = Literal["material", "split", "sample", "full"]
 SECTION_LABELS: dict[str, str] = {
     "material": "material flag (moves the score)",
     "split": "judges split on this criterion",
     "sample": "calibration sample",
+    "full": "whole-submission sample (decide every item)",
 }
 
 VERDICT_COLUMNS = ["grading_id", "criterion_id", "judge", "judge_family", "judge_model", "verdict", "reasoning",
@@ -308,10 +315,11 @@ def _md5(seed: int, *parts: object) -> str:
     return hashlib.md5("|".join([str(seed), *(str(p) for p in parts)]).encode()).hexdigest()
 
 
-def build_queue(data: RunData, *, seed: int, sample: int) -> list[QueueItem]:
-    """The run's review queue (module docstring): material flags, split criteria, then the sample."""
-    if sample < 0:
-        raise ValueError("the sample size cannot be negative")
+def build_queue(data: RunData, *, seed: int, sample: int, full: int = 0) -> list[QueueItem]:
+    """The run's review queue (module docstring): material flags, split criteria, the sample, then the
+    first `full` submissions of the seeded order, whole."""
+    if sample < 0 or full < 0:
+        raise ValueError("the sample sizes cannot be negative")
     con = duckdb.connect()
     try:
         con.execute("SET threads = 2")
@@ -341,6 +349,9 @@ def build_queue(data: RunData, *, seed: int, sample: int) -> list[QueueItem]:
             "WHERE v.verdict IN ('pass', 'fail') ORDER BY h LIMIT ?",
             params=[str(seed), sample],
         ).fetchall()
+        criteria = con.sql(
+            "SELECT DISTINCT v.grading_id, v.criterion_id FROM verdicts_in v JOIN cur c USING (grading_id) ORDER BY ALL"
+        ).fetchall() if full else []
     finally:
         con.close()
 
@@ -372,4 +383,20 @@ def build_queue(data: RunData, *, seed: int, sample: int) -> list[QueueItem]:
         else:
             _, system, task_id, area, gid, cid, judge = row
             add("sample", "verdict", system, task_id, area, gid, criterion_id=cid, judge=judge)
+    if full:
+        complete = data.complete()
+        where = {(s, t): (a, g) for s, t, a, g in zip(*(complete.column(c).to_pylist() for c in
+                                                          ("system", "task_id", "area", "grading_id")), strict=True)}
+        crits: dict[str, list[str]] = {}
+        for gid, cid in criteria:
+            crits.setdefault(str(gid), []).append(str(cid))
+        raised: dict[str, list[tuple[int, str]]] = {}
+        for _, _, _, gid, index, category, _, _ in flags:
+            raised.setdefault(str(gid), []).append((int(index), category))
+        for system, task_id in sample_order(seed, where)[:full]:
+            area, gid = where[(system, task_id)]
+            for cid in crits.get(gid, []):
+                add("full", "criterion", system, task_id, area, gid, criterion_id=cid)
+            for index, category in raised.get(gid, []):
+                add("full", "flag", system, task_id, area, gid, flag_index=index, category=category)
     return items
