@@ -176,7 +176,9 @@ def vs_machine(rows: Sequence[Label], machine: Mapping[tuple[str, ...], str]) ->
 def _same(reviewer: str, machine: str) -> bool:
     """A reviewer's call agrees with the machine's: for a flag, upholding (at any materiality the
     machine gave, or unstated) agrees with a confirmed flag; otherwise the labels are equal."""
-    if machine.startswith("upheld"):
+    if machine == "upheld":
+        return reviewer == "upheld" or reviewer.startswith("materiality:")
+    if machine.startswith("upheld:"):
         return reviewer == "upheld" or reviewer == machine.replace("upheld", "materiality", 1)
     return reviewer == machine
 
@@ -189,3 +191,16 @@ def agreement(decisions: Sequence[Adjudication], machine: Mapping[tuple[str, ...
     alphas = [alpha(rows, "all", seed, n_resamples)]
     alphas += [alpha([r for r in rows if r.kind == k], k, seed, n_resamples) for k in kinds]
     return Agreement(pairs=pair_kappas(rows), alphas=alphas, vs_machine=vs_machine(rows, machine))
+
+
+def machine_flag_call(status: str, materiality: str | None) -> str:
+    """The auditor's call on a flag as a label: confirmed → ``upheld:<materiality>``, else ``overturned``."""
+    return f"upheld:{materiality}" if status == "confirmed" and materiality else \
+        ("upheld" if status == "confirmed" else "overturned")
+
+
+def machine_panel_call(verdicts: Sequence[str | None]) -> str | None:
+    """The panel's call on a criterion: the majority of pass/fail verdicts (None on a tie or none)."""
+    passes = sum(v == "pass" for v in verdicts)
+    fails = sum(v == "fail" for v in verdicts)
+    return None if passes == fails else ("pass" if passes > fails else "fail")

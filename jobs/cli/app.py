@@ -28,7 +28,7 @@ from jobs.cli.common import (
 from jobs.cli.estimate import estimate
 from jobs.cli.inputs import grade, validate
 from jobs.cli.per_run import calibrate_cmd, compare_cmd, purge, reduce_cmd, report_cmd, show_cmd, status
-from jobs.cli.review import adjudicate, review
+from jobs.cli.review import adjudicate, review, users_app
 from jobs.cli.sweep import demo, sweep
 from jobs.cli.tools import emulate, synth_cmd
 
@@ -70,3 +70,4 @@ app.command("compare")(compare_cmd)
 app.command("synth")(synth_cmd)
 app.command()(review)
 app.command()(adjudicate)
+app.add_typer(users_app, name="review-users")
