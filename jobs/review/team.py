@@ -169,12 +169,17 @@ class Team:
         """Who else holds the item's reservation now (and until when), or None.
 
         Reviewers the campaign assigned the same item to decide it independently, so they never
-        block each other; anyone else who opened it within the reservation time does."""
+        block each other; anyone else who opened it within the reservation time, and has not
+        decided it since, does."""
         now = dt.datetime.now(dt.UTC)
         assigned = set(self.assignment(c).get(key, [])) if c else set()
-        for e in reversed(self.trail.refresh()):
+        events = self.trail.refresh()
+        done = {e.actor: e.at for e in events if e.kind in ("decision", "resolution") and e.item == list(key)}
+        for e in reversed(events):
             if e.kind != "reservation" or e.item != list(key) or e.actor == name:
                 continue
+            if e.actor in done and done[e.actor] >= e.at:
+                continue  # the holder has decided it since: the reservation ended with the decision
             until = dt.datetime.fromisoformat(str(e.detail.get("until")))
             if until > now and not (name in assigned and e.actor in assigned):
                 return e.actor, until
