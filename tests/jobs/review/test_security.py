@@ -7,6 +7,7 @@ client (HTTP in process); the refusal to serve through the real command."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,6 +183,12 @@ def test_a_reviewer_cannot_record_under_another_account_read_anothers_assignment
         (e.kind, e.actor) for e in events}
     assert sorted(str(e.detail["reviewer"]) for e in events if e.kind == "assignment" and e.campaign_id == campaign_id) \
         == ["ana", "ben"]
+    out = run.parent / "trail.jsonl"  # `tribunal adjudicate --export`: the trail with each decision's call
+    exported = CliRunner().invoke(cli, ["adjudicate", str(run), "--export", str(out)], env={"COLUMNS": "300"})
+    assert exported.exit_code == 0, exported.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["kind"], r["actor"], r["decision"]) for r in rows} >= {("decision", "ana", "overturned"),
+                                                                      ("campaign", "lee", None)}
 
 
 def test_repeated_failed_sign_ins_are_slowed_then_locked_even_for_the_right_password(
