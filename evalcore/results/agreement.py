@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import krippendorff
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from evalcore.results.adjudications import Adjudication
 from evalcore.results.stats import cohen_kappa, rng_for
@@ -43,44 +44,55 @@ class Label:
     label: str
 
 
-@dataclass(frozen=True)
-class PairKappa:
+class PairKappa(BaseModel):
+    """Cohen's κ of two reviewers on the items both decided."""
+
+    model_config = ConfigDict(frozen=True)
+
     a: str
     b: str
-    n: int
-    """Items both decided."""
+    n: int = Field(description="Items both decided.")
     agreed: int
     kappa: float | None
 
 
-@dataclass(frozen=True)
-class Alpha:
-    kind: str
-    """``all`` or an item kind."""
-    n_items: int
-    """Items at least two reviewers decided (the only ones α can use)."""
+class Alpha(BaseModel):
+    """Krippendorff's α over the items at least two reviewers decided, with its interval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str = Field(description="``all`` or an item kind.")
+    n_items: int = Field(description="Items at least two reviewers decided (the only ones α can use).")
     alpha: float | None
     low: float | None
     high: float | None
 
 
-@dataclass(frozen=True)
-class VsMachine:
+class VsMachine(BaseModel):
+    """One reviewer against the machine's calls (the auditor, the judge, the panel)."""
+
+    model_config = ConfigDict(frozen=True)
+
     reviewer: str
     n: int
     agreed: int
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def agreement(self) -> float | None:
         return self.agreed / self.n if self.n else None
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def overturn_share(self) -> float | None:
         return (self.n - self.agreed) / self.n if self.n else None
 
 
-@dataclass(frozen=True)
-class Agreement:
+class Agreement(BaseModel):
+    """Everything this module measures over a run's decisions (in `tribunal calibrate`'s JSON too)."""
+
+    model_config = ConfigDict(frozen=True)
+
     pairs: list[PairKappa]
     alphas: list[Alpha]
     vs_machine: list[VsMachine]

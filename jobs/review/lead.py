@@ -66,13 +66,9 @@ def team_agreement(state: ReviewState, load: AdjudicationLoad) -> Agreement:
 
 
 def agreement_json(a: Agreement) -> dict[str, Any]:
-    return {
-        "pairs": [{"a": p.a, "b": p.b, "n": p.n, "agreed": p.agreed, "kappa": p.kappa} for p in a.pairs],
-        "alpha": [{"kind": x.kind, "n_items": x.n_items, "alpha": x.alpha, "low": x.low, "high": x.high}
-                  for x in a.alphas],
-        "vs_machine": [{"reviewer": v.reviewer, "n": v.n, "agreed": v.agreed, "agreement": v.agreement,
-                        "overturn_share": v.overturn_share} for v in a.vs_machine],
-    }
+    out: dict[str, Any] = a.model_dump(mode="json")
+    out["alpha"] = out.pop("alphas")
+    return out
 
 
 def lead_routes(env: Environment, state: ReviewState, team: Team, base: BaseFn, page: PageFn) -> list[Route]:

@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from evalcore.results import adjudications as adj
 from evalcore.results import review_trail
+from jobs.display.calibration import render_calibration
+from jobs.per_run.calibrate import calibrate_run
 from jobs.per_run.reduce import reduce_run
 from jobs.review.state import ReviewState
 from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
@@ -139,6 +142,16 @@ def test_two_reviewers_and_a_lead_review_blind_with_k_two_and_the_lead_resolves_
     gated = {r.system: r.hc_score_after for r in lb.adjudication.rescored}
     for system in overturned - {by_n[k].system for k, c in zip(sorted(by_n), ANA, strict=True) if c == "u"}:
         assert gated[system] is not None and gated[system] > 0  # every material flag overturned: the gate lifted
+    cal = calibrate_run(str(run), None, write=False)  # `tribunal calibrate`: the same figures
+    assert cal.reviewers is not None
+    (pair,) = cal.reviewers.pairs
+    assert pair.kappa == pytest.approx(KAPPA) and cal.reviewers.alphas[0].alpha == pytest.approx(ALPHA)
+    # every flag was confirmed material: ana upholds 2 of 4 (overturns 1/2), ben 1 of 4 (overturns 3/4)
+    assert {(v.reviewer, v.n, v.overturn_share) for v in cal.reviewers.vs_machine} == {("ana", 4, 0.5), ("ben", 4, 0.75)}
+    console = Console(record=True, width=160)
+    render_calibration(cal, console)
+    printed = console.export_text()
+    assert "Reviewers against each other" in printed and f"{ALPHA:.2f}" in printed and "ana · ben" in printed
     trail = {(e.kind, e.actor) for e in review_trail.read(str(run))}
     assert {("sign_in", "ana"), ("sign_in", "ben"), ("sign_in", "lee"), ("campaign", "lee"),
             ("resolution", "lee")} <= trail
