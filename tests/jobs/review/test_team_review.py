@@ -18,9 +18,11 @@ from rich.console import Console
 
 from evalcore.results import adjudications as adj
 from evalcore.results import review_trail
+from evalcore.storage.run_folder import REPORT_HTML
 from jobs.display.calibration import render_calibration
 from jobs.per_run.calibrate import calibrate_run
 from jobs.per_run.reduce import reduce_run
+from jobs.per_run.report import write_report
 from jobs.review.state import ReviewState
 from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.jobs.review.team_run import PASSWORD, PAYLOAD, TASK, build_team_run, users_file
@@ -142,7 +144,7 @@ def test_two_reviewers_and_a_lead_review_blind_with_k_two_and_the_lead_resolves_
     gated = {r.system: r.hc_score_after for r in lb.adjudication.rescored}
     for system in overturned - {by_n[k].system for k, c in zip(sorted(by_n), ANA, strict=True) if c == "u"}:
         assert gated[system] is not None and gated[system] > 0  # every material flag overturned: the gate lifted
-    cal = calibrate_run(str(run), None, write=False)  # `tribunal calibrate`: the same figures
+    cal = calibrate_run(str(run), None)  # `tribunal calibrate`: the same figures, kept in calibration.json
     assert cal.reviewers is not None
     (pair,) = cal.reviewers.pairs
     assert pair.kappa == pytest.approx(KAPPA) and cal.reviewers.alphas[0].alpha == pytest.approx(ALPHA)
@@ -152,6 +154,9 @@ def test_two_reviewers_and_a_lead_review_blind_with_k_two_and_the_lead_resolves_
     render_calibration(cal, console)
     printed = console.export_text()
     assert "Reviewers against each other" in printed and f"{ALPHA:.2f}" in printed and "ana · ben" in printed
+    write_report(str(run))  # and in the report
+    html = (run / REPORT_HTML).read_text(encoding="utf-8")
+    assert 'id="calibration-reviewers"' in html and f"<td>{ALPHA:.2f}</td>" in html and "ana · ben" in html
     trail = {(e.kind, e.actor) for e in review_trail.read(str(run))}
     assert {("sign_in", "ana"), ("sign_in", "ben"), ("sign_in", "lee"), ("campaign", "lee"),
             ("resolution", "lee")} <= trail
