@@ -62,7 +62,7 @@ from tests.ray_start import PROGRESS_DEADLINE_S
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 REPO = Path(__file__).resolve().parents[3]
-URL = re.compile(r"http://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/")
+URL = re.compile(r"(https?)://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/")
 
 # -- a built run (no Ray) ----------------------------------------------------------------------------
 
@@ -258,7 +258,7 @@ def serving(run: str, *args: str) -> Iterator[str]:
                 raise AssertionError(f"tribunal review exited ({proc.wait()}) without serving:\n{''.join(seen)}")
             seen.append(line)
             match = URL.search(line)
-        port = int(match.group(1))
+        scheme, port = match.group(1), int(match.group(2))
         deadline = time.monotonic() + 60
         while True:  # readiness: the port accepts a connection
             try:
@@ -271,7 +271,7 @@ def serving(run: str, *args: str) -> Iterator[str]:
                     proc.wait(timeout=0.05)
                 except subprocess.TimeoutExpired:
                     pass
-        yield f"http://127.0.0.1:{port}/"  # served on every address (0.0.0.0) too: reached on the loopback
+        yield f"{scheme}://127.0.0.1:{port}/"  # served on every address (0.0.0.0) too: reached on the loopback
     finally:
         proc.terminate()
         try:

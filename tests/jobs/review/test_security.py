@@ -261,3 +261,56 @@ def test_the_users_file_is_0600_keeps_argon2_hashes_and_review_users_manages_it(
     path.chmod(0o644)
     with pytest.raises(Exception, match="chmod 600"):
         accounts.load(path)
+
+
+def _self_signed(folder: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (PEM), made with `cryptography`."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = folder / "review.crt", folder / "review.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+def test_given_a_certificate_and_key_the_page_is_served_over_tls_with_secure_cookies(
+    team: tuple[Path, Path, ReviewState], tmp_path: Path,
+) -> None:
+    import ssl
+
+    import httpx
+
+    from tests.jobs.review.test_review import serving
+
+    run, users, _ = team
+    cert, key = _self_signed(tmp_path)
+    trust = ssl.create_default_context(cafile=str(cert))
+    with serving(str(run), "--users", str(users), "--tls-cert", str(cert), "--tls-key", str(key)) as url:
+        assert url.startswith("https://")
+        with httpx.Client(base_url=url, verify=trust, follow_redirects=False) as client:
+            page = client.get("/login")
+            token = re.search(r'name="csrf" value="([^"]+)"', page.text)
+            assert token is not None
+            got = client.post("/login", data={"name": "ana", "password": PASSWORD, "csrf": token.group(1), "next": "/"},
+                              headers={"Origin": url.rstrip("/")})
+            assert got.status_code == 303, got.text
+            cookie = next(c for c in got.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE + "="))
+            assert "secure" in cookie.lower() and "httponly" in cookie.lower()
+            assert client.get("/api/queue").status_code == 200
+        with pytest.raises(httpx.RemoteProtocolError):
+            httpx.get(url.replace("https:", "http:") + "healthz", timeout=10)  # no plain HTTP on the TLS port
