@@ -31,6 +31,7 @@ the route itself; the sign-in, lead and team rules live in their own modules.
 from __future__ import annotations
 
 import dataclasses
+import re
 import secrets
 import socket
 from collections.abc import Callable, Mapping, Sequence
@@ -211,7 +212,16 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
         context["verdicts"] = _verdicts_for(verdicts, item.criterion_id)
         if view.hide_vendors:
             alias = _aliases(context["verdicts"])
-            context["verdicts"] = [{**v, "judge": alias[str(v["judge"])], "judge_model": ""} for v in context["verdicts"]]
+            said = {**alias, **{str(v["judge_model"]): alias[str(v["judge"])] for v in context["verdicts"]
+                                if v["judge_model"]}}
+            pattern = re.compile("|".join(re.escape(n) for n in sorted(said, key=len, reverse=True)), re.IGNORECASE)
+
+            def masked(text: str | None) -> str | None:
+                """A reasoning that names a judge (its vendor or model) names its alias instead."""
+                return text if text is None or not said else pattern.sub(lambda m: said.get(m.group(0).lower(), "a judge"), text)
+
+            context["verdicts"] = [{**v, "judge": alias[str(v["judge"])], "judge_model": "",
+                                    "reasoning": masked(v["reasoning"])} for v in context["verdicts"]]
             if item.judge is not None:
                 item = dataclasses.replace(item, judge=alias.get(item.judge, "judge"))
                 context["item"] = item

@@ -601,6 +601,8 @@ def test_served_on_every_address_a_foreign_host_or_origin_is_refused_on_every_wr
     # every address without TLS or accounts is refused unless --insecure (tests/jobs/review/test_security.py)
     with serving(str(run), "--host", "0.0.0.0", "--allowed-host", "review.lab.example", "--insecure") as url:
         port = url.rsplit(":", 1)[1].strip("/")
+        with urllib.request.urlopen(url, timeout=60) as r:  # --insecure is said on every page
+            assert 'id="insecure"' in r.read().decode()
         # a page of evil.example whose name was rebound to this machine: its own Host and Origin
         rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
         assert _post(url, ok, rebound)[0] in (400, 403)

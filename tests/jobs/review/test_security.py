@@ -314,3 +314,31 @@ def test_given_a_certificate_and_key_the_page_is_served_over_tls_with_secure_coo
             assert client.get("/api/queue").status_code == 200
         with pytest.raises(httpx.RemoteProtocolError):
             httpx.get(url.replace("https:", "http:") + "healthz", timeout=10)  # no plain HTTP on the TLS port
+
+
+def test_hide_vendors_names_no_judge_and_an_item_a_reviewer_opened_is_reserved_from_a_second_lead(
+    fresh: tuple[Path, Path, ReviewState],
+) -> None:
+    run, _, state = fresh
+    lee = _client(fresh)
+    _sign_in(lee, "lee")
+    started = lee.post("/api/campaigns", headers={"X-CSRF-Token": _csrf(lee)},
+                       json={"name": "split", "sections": ["split"], "k": 1, "reviewers": ["ana"], "hide_vendors": True})
+    assert started.status_code == 201, started.text
+    split = next(i for i in state.queue if i.section == "split")
+    ana = _client(fresh)
+    _sign_in(ana, "ana")
+    page = ana.get(f"/item/{split.n}")
+    assert page.status_code == 200
+    for name in ("openai", "xai", "anthropic", "gpt-6-sol", "grok-4.7", "claude-opus-5-5", split.system):
+        assert name not in page.text, name
+    assert "judge 1" in page.text and "judge 3" in page.text
+    assert "openai" in lee.get(f"/item/{split.n}").text  # the lead sees everything
+    root = _client(fresh)
+    _sign_in(root, "root")  # an admin, not assigned: a second lead
+    body = {"item": split.n, "decision": "pass", "reason": "the memo meets it"}
+    held = root.post("/api/decisions", json=body, headers={"X-CSRF-Token": _csrf(root)})
+    assert held.status_code == 409 and "reserved by ana" in held.json()["error"]
+    assert ana.post("/api/decisions", json=body, headers={"X-CSRF-Token": _csrf(ana)}).status_code == 201
+    assert root.post("/api/decisions", json=body, headers={"X-CSRF-Token": _csrf(root)}).status_code == 201
+    assert [d.reviewer for d in sorted(adj.load(str(run)).decisions, key=adj.Adjudication.order)] == ["ana", "root"]
