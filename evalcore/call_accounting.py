@@ -10,7 +10,10 @@ A call row (`evalcore.schema.CallRow`) is exactly one of:
 * **paid**: sent by this command and answered (online now, or in a batch it submitted);
 * **truncated**: an attempt of this command whose answer stopped at its output-token cap: paid,
   and sent again once at a larger cap (the answer is the next row of the same request);
-* **failed**: sent by this command, failed for good; its billed attempts are in its cost.
+* **failed**: sent by this command, failed for good; its billed attempts are in its cost;
+* **lost**: an attempt of this command in a batch the vendor no longer has, sent again: paid twice
+  if the vendor had processed the batch, at a cost Tribunal cannot know (the row says 0 USD and
+  names the batch; the vendor's bill has it).
 
 Seen from the run (not one command), collected rows are paid rows too: every row that is not
 reused carries what it cost, so the run's bill is the sum of `cost_usd` over the rows not reused
@@ -27,7 +30,7 @@ from typing import Final, Literal
 
 from evalcore.schema import CallRow
 
-CallKind = Literal["paid", "truncated", "failed", "collected", "reused", "awaiting"]
+CallKind = Literal["paid", "truncated", "lost", "failed", "collected", "reused", "awaiting"]
 
 AWAITING_MARK: Final = "--detach: run the same command again to collect"
 """The end of an awaiting placeholder's `error` (written by the batching queue)."""
@@ -61,8 +64,8 @@ def call_kind(call: CallRow, since: float = 0.0) -> CallKind:
         return "awaiting"
     if call.outcome == "ok" and call.batch_id is not None and call.started_at < since:
         return "collected"
-    if call.outcome == "truncated":
-        return "truncated"
+    if call.outcome in ("truncated", "lost"):
+        return call.outcome
     return "paid" if call.outcome == "ok" else "failed"
 
 
@@ -80,6 +83,8 @@ class CallCounts:
     """What this command paid: its answered calls, its truncated attempts and its failed calls' billed attempts."""
     truncated: int = 0
     failed: int = 0
+    lost: int = 0
+    """Attempts in batches the vendor lost, sent again (their cost, if the vendor billed them, is not known here)."""
     collected: int = 0
     collected_usd: float = 0.0
     reused: int = 0
@@ -88,18 +93,20 @@ class CallCounts:
     @classmethod
     def of(cls, calls: Iterable[CallRow], since: float = 0.0) -> CallCounts:
         """Count `calls` for the command that started at `since` (unix s; 0: everything is its own)."""
-        n: dict[CallKind, int] = {"paid": 0, "truncated": 0, "failed": 0, "collected": 0, "reused": 0, "awaiting": 0}
+        n: dict[CallKind, int] = {"paid": 0, "truncated": 0, "lost": 0, "failed": 0, "collected": 0, "reused": 0,
+                                  "awaiting": 0}
         paid_usd: list[float] = []
         collected_usd: list[float] = []
         for c in calls:
             kind = call_kind(c, since)
             n[kind] += 1
-            if kind in ("paid", "truncated", "failed"):
+            if kind in ("paid", "truncated", "lost", "failed"):
                 paid_usd.append(c.cost_usd)
             elif kind == "collected":
                 collected_usd.append(c.cost_usd)
-        return cls(n["paid"], math.fsum(paid_usd), n["truncated"], n["failed"], n["collected"], math.fsum(collected_usd),
-                   n["reused"], n["awaiting"])
+        return cls(paid=n["paid"], paid_usd=math.fsum(paid_usd), truncated=n["truncated"], failed=n["failed"],
+                   lost=n["lost"], collected=n["collected"], collected_usd=math.fsum(collected_usd),
+                   reused=n["reused"], awaiting=n["awaiting"])
 
     def __add__(self, other: CallCounts) -> CallCounts:
         return CallCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Literal
 
 
 class TribunalError(Exception):
@@ -58,13 +59,20 @@ class ErrorKind(StrEnum):
 
 
 @dataclass(frozen=True)
-class CappedAttempt:
-    """One paid attempt whose answer stopped at its output-token cap and that was retried with a
-    larger cap (`evalcore.vendors.output_cap`): its own row in the calls table (outcome `truncated`).
+class EarlierAttempt:
+    """An attempt of a call before its last one that has a row of its own in the calls table.
 
-    Why here: a call's reply and its final failure both carry the truncated attempts before them
-    (the retry may fail for another reason), and this is the module both are built from. `usage`
-    is the attempt's `Usage` as a mapping (field name -> tokens), `cost_usd` what it was billed."""
+    Two kinds (`outcome`):
+    * `truncated`: a paid attempt whose answer stopped at its output-token cap and was retried
+      with a larger cap (`evalcore.vendors.output_cap`);
+    * `lost`: the request went out in a batch that the vendor no longer has (`evalcore.vendors.batch.queue`),
+      and was sent again. If the vendor processed that batch before it was lost, the request was
+      paid there too; what it cost is not known to Tribunal (the answer, with its usage, is gone),
+      so its tokens and cost are 0 and `reason` names the batch to find on the vendor's bill.
+
+    Why here: a call's reply and its final failure both carry the attempts before them (the retry
+    may fail for another reason), and this is the module both are built from. `usage` is the
+    attempt's `Usage` as a mapping (field name -> tokens), `cost_usd` what it was billed."""
 
     max_output_tokens: int
     reason: str
@@ -73,6 +81,9 @@ class CappedAttempt:
     request_id: str | None
     started_at: float
     ended_at: float
+    outcome: Literal["truncated", "lost"] = "truncated"
+    batch_id: str | None = None
+    """The batch the attempt went out in (batch mode)."""
 
 
 class VendorError(TribunalError):
@@ -94,10 +105,10 @@ class VendorError(TribunalError):
         request_id: str | None = None,
         billed_tokens: tuple[int, int, int, int] = (0, 0, 0, 0),
         cost_usd: float = 0.0,
-        capped: tuple[CappedAttempt, ...] = (),
+        earlier: tuple[EarlierAttempt, ...] = (),
     ) -> None:
         self.vendor = vendor
-        self.capped = capped
+        self.earlier = earlier
         """Attempts that stopped at their output cap and were retried (their tokens and cost are in
         `billed_tokens` and `cost_usd` too; the calls table gives each its own row)."""
         self.billed_tokens = billed_tokens
@@ -117,17 +128,17 @@ class VendorError(TribunalError):
         return (
             _rebuild_vendor_error,
             (self.vendor, self.model, self.kind.value, self.cause, self.attempts, self.rate_limited,
-             self.request_id, self.billed_tokens, self.cost_usd, self.capped),
+             self.request_id, self.billed_tokens, self.cost_usd, self.earlier),
         )
 
 
 def _rebuild_vendor_error(
     vendor: str, model: str, kind: str, cause: str, attempts: int, rate_limited: int, request_id: str | None,
-    billed_tokens: tuple[int, int, int, int], cost_usd: float, capped: tuple[CappedAttempt, ...] = (),
+    billed_tokens: tuple[int, int, int, int], cost_usd: float, earlier: tuple[EarlierAttempt, ...] = (),
 ) -> VendorError:
     return VendorError(
         vendor, model, ErrorKind(kind), cause, attempts=attempts, rate_limited=rate_limited, request_id=request_id,
-        billed_tokens=billed_tokens, cost_usd=cost_usd, capped=capped,
+        billed_tokens=billed_tokens, cost_usd=cost_usd, earlier=earlier,
     )
 
 

@@ -245,7 +245,7 @@ class PreflightAnswer(_Answer):
 # --------------------------------------------------------------------------------------------
 
 Purpose = Literal["rubric", "detect", "verify", "preflight"]
-CallOutcome = Literal["ok", "rate_limited", "transient", "timeout", "bad_output", "fatal", "cost_cap", "truncated"]
+CallOutcome = Literal["ok", "rate_limited", "transient", "timeout", "bad_output", "fatal", "cost_cap", "truncated", "lost"]
 SubmissionStatus = Literal["complete", "incomplete", "too_long"]
 
 
@@ -277,7 +277,7 @@ class CallRow(RowIdentity):
     model: str = Field(description='Model name sent to the vendor.')
     purpose: Purpose = Field(description='rubric | detect | verify | preflight.')
     criterion_id: str | None = Field(default=None, description='Criterion graded (rubric calls only).')
-    outcome: CallOutcome = Field(description='ok, or the final failure class: rate_limited | transient | timeout | bad_output | fatal | cost_cap (not sent: the run hit --max-cost); or truncated: one paid attempt whose answer stopped at its output-token cap (max_output_tokens) and was retried once with a larger cap — the retry is the row of the same request_hash and grading_id that started after it, whose answer is the verdict (a second stop there is a final bad_output); never served by reuse, so a resumed run neither pays it again nor loses the retry. A `--detach` pass records each call still in a batch as `transient` with 0 attempts, 0 USD and an error naming the batch: a placeholder of an incomplete grading, superseded by the collected row.')
+    outcome: CallOutcome = Field(description='ok, or the final failure class: rate_limited | transient | timeout | bad_output | fatal | cost_cap (not sent: the run hit --max-cost); or truncated: one paid attempt whose answer stopped at its output-token cap (max_output_tokens) and was retried once with a larger cap — the retry is the row of the same request_hash and grading_id that started after it, whose answer is the verdict (a second stop there is a final bad_output); never served by reuse, so a resumed run neither pays it again nor loses the retry; or lost: the request went out in a batch (batch_id) that the vendor no longer has, and was sent again — if the vendor had processed that batch, the request was paid twice, and what the lost attempt cost is on the vendor\'s bill, not here (0 tokens, 0 USD: its answer and usage are gone); the row after it of the same request_hash and grading_id is the answer. A `--detach` pass records each call still in a batch as `transient` with 0 attempts, 0 USD and an error naming the batch: a placeholder of an incomplete grading, superseded by the collected row.')
     error: str | None = Field(default=None, description='Sanitised failure message (never a key).')
     attempts: int = Field(default=1, description='HTTP/gRPC attempts made for this logical call (0 when reused).')
     rate_limited: int = Field(default=0, description='429 / RESOURCE_EXHAUSTED answers seen during the call.')

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from evalcore.call_accounting import PAID_SQL
 from evalcore.config.models import VendorConfig
-from evalcore.errors import CappedAttempt, VendorError
+from evalcore.errors import EarlierAttempt, VendorError
 from evalcore.schema import CallOutcome, CallRow
 from evalcore.vendors.output_cap import retry_cap
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, Usage
@@ -99,32 +99,36 @@ def cache_write_usd(cfg: VendorConfig, reply: JudgeReply[Any]) -> float:
     return price.bill(reply.usage.billed()).cache_write_usd
 
 
-def _capped_usage(capped: Iterable[CappedAttempt]) -> Usage:
-    """The tokens of the truncated attempts, summed (they are in the call's totals too)."""
+def _capped_usage(capped: Iterable[EarlierAttempt]) -> Usage:
+    """The tokens of the earlier attempts, summed (they are in the call's totals too)."""
     total = Usage()
     for attempt in capped:
         total += Usage(**attempt.usage)
     return total
 
 
-def _last_cap(request: JudgeRequest, capped: list[CappedAttempt]) -> int | None:
+def _last_cap(request: JudgeRequest, capped: list[EarlierAttempt]) -> int | None:
     """The cap the row's own attempts went out with: the request's, or after a truncation the retry's."""
-    if not capped:
+    truncated = [a for a in capped if a.outcome == "truncated"]
+    if not truncated:
         return request.max_output_tokens
-    return retry_cap(capped[-1].max_output_tokens)
+    return retry_cap(truncated[-1].max_output_tokens)
 
 
-def capped_row(ctx: GradingContext, cfg: VendorConfig, request: JudgeRequest, attempt: CappedAttempt,
-               criterion_id: str | None = None) -> CallRow:
-    """The row of one truncated attempt: paid, its answer cut at its cap, retried (outcome `truncated`)."""
+def earlier_row(ctx: GradingContext, cfg: VendorConfig, request: JudgeRequest, attempt: EarlierAttempt,
+                criterion_id: str | None = None) -> CallRow:
+    """The row of one earlier attempt (`EarlierAttempt.outcome`): `truncated` (paid, its answer cut
+    at its cap, retried) or `lost` (its batch is gone at the vendor, the request sent again; what
+    the vendor billed for it there, if anything, is not known: 0 tokens, 0 USD, the batch named)."""
     usage = Usage(**attempt.usage)
     return CallRow(
         **ctx.call_ids(),
         **call_identity(cfg, request, criterion_id),
         started_at=attempt.started_at,
         ended_at=attempt.ended_at,
-        outcome="truncated",
+        outcome=attempt.outcome,
         error=attempt.reason,
+        batch_id=attempt.batch_id,
         attempts=1,
         request_id=attempt.request_id,
         input_tokens=usage.input_tokens,
@@ -155,13 +159,14 @@ def call_rows(
     criterion_id: str | None = None,
     started_at: float | None = None,
 ) -> list[CallRow]:
-    """Every `calls` row of one logical call: a row per attempt truncated at its output cap and
-    retried (`capped_row`, outcome `truncated`), then the call's own row (`call_row`).
+    """Every `calls` row of one logical call: a row per earlier attempt (`earlier_row`: truncated at
+    its output cap and retried, outcome `truncated`; or sent in a batch the vendor lost and sent
+    again, outcome `lost`), then the call's own row (`call_row`).
 
     Why apart: each truncated attempt was paid and stopped for a reason the operator tunes (the
     cap), so it is shown as what it was, not folded into the answer's row; the rows together carry
     exactly the call's totals (the reply's or the error's usage, cost and attempts)."""
-    rows = [capped_row(ctx, cfg, request, a, criterion_id) for a in result.capped]
+    rows = [earlier_row(ctx, cfg, request, a, criterion_id) for a in result.earlier]
     rows.append(call_row(ctx, cfg, request, result, criterion_id=criterion_id, started_at=started_at))
     return rows
 
@@ -183,10 +188,10 @@ def call_row(
     `ended_at - started_at`. A failure (`VendorError`) carries no span: it ends when its row is
     built, and starts at `started_at` when the caller knows when it began (preflight), else then too.
 
-    Attempts truncated at their output cap and retried (`result.capped`) are left out of it: they
+    Attempts truncated at their output cap and retried (`result.earlier`) are left out of it: they
     are rows of their own (`call_rows`), and this row starts after the last of them.
     """
-    capped = list(result.capped)
+    capped = list(result.earlier)
     before = _capped_usage(capped)
     before_usd = math.fsum(a.cost_usd for a in capped)
     if isinstance(result, VendorError):
@@ -272,7 +277,7 @@ def truncation_rates(calls: Any) -> list[TruncationRate]:
         con.register("calls_in", calls)
         rows = con.execute(
             "SELECT vendor, purpose, "
-            "count(*) FILTER (WHERE outcome <> 'truncated') AS calls, "
+            "count(*) FILTER (WHERE outcome NOT IN ('truncated', 'lost')) AS calls, "
             "count(*) FILTER (WHERE outcome = 'truncated') AS truncated, "
             "coalesce(avg(output_tokens) FILTER (WHERE outcome = 'truncated'), 0) AS out_tokens, "
             "coalesce(sum(cost_usd) FILTER (WHERE outcome = 'truncated'), 0) AS usd "

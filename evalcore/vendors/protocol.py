@@ -13,7 +13,7 @@ from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.config.models import BilledTokens
-from evalcore.errors import CappedAttempt, VendorError
+from evalcore.errors import EarlierAttempt, VendorError
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -95,7 +95,7 @@ class JudgeReply(BaseModel, Generic[T]):
     offline: bool = False
     reused_from: str | None = Field(default=None, description="Run id, when served from a stored call.")
     batch_id: str | None = Field(default=None, description="The vendor batch that answered (batch mode).")
-    capped: list[CappedAttempt] = Field(default_factory=list, description=(
+    earlier: list[EarlierAttempt] = Field(default_factory=list, description=(
         "Attempts before the answer that stopped at their output-token cap and were retried with a larger one "
         "(`evalcore.vendors.output_cap`); their tokens and cost are in `usage` and `cost_usd` too, and the calls "
         "table gives each its own row (`evalcore.grading.calls.call_rows`)."))

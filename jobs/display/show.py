@@ -71,7 +71,7 @@ def show_blocks(s: ShownSubmission) -> list[Block]:
                        Column("cost", "number", ("cost_usd",))],
                       title=f"Calls: {len(s.calls)}, ${s.paid_usd:,.4f} paid (reused calls cost nothing here)")
     for c in s.calls:
-        outcome = c.outcome if c.kind in ("paid", "failed", "truncated") else f"{c.outcome} ({c.kind})"
+        outcome = c.outcome if c.kind in ("paid", "failed", "truncated", "lost") else f"{c.outcome} ({c.kind})"
         calls.add_row(c.vendor, c.purpose, Cell(c.criterion_id or "—", c.criterion_id), outcome,
                       Cell(f"{c.input_tokens:,}/{c.output_tokens:,}", (c.input_tokens, c.output_tokens)),
                       Cell(f"${c.cost_usd:,.4f}", c.cost_usd))

@@ -35,11 +35,11 @@ def print_summary(summary: SweepSummary, console: Console) -> None:
     batch = bool(s["batches"])
     for key in ("attempt", "submissions_total", "skipped_done", "graded", "complete", "incomplete", "too_long",
                 "awaiting_batches", "failed_shards", "cancelled_shards", "rejected",
-                "paid_calls", "truncated_calls", "failed_calls", "cost_usd", "collected_calls", "collected_usd", "reused_calls",
+                "paid_calls", "truncated_calls", "lost_calls", "failed_calls", "cost_usd", "collected_calls", "collected_usd", "reused_calls",
                 "awaiting_calls", "rate_limited", "batches_submitted", "batch_requests_submitted",
                 "estimated_cost_usd", "wall_s"):
         value = s[key]
-        if not value and (key in ("failed_calls", "truncated_calls") or (key in _BATCH_KEYS and not batch)):
+        if not value and (key in ("failed_calls", "truncated_calls", "lost_calls") or (key in _BATCH_KEYS and not batch)):
             continue
         if isinstance(value, list):
             value = len(value)

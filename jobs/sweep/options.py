@@ -107,6 +107,9 @@ class SweepSummary:
     truncated_calls: int = 0
     """Attempts of this command that stopped at their output-token cap (paid, in `cost_usd`), each
     sent again once at a larger cap (`evalcore.vendors.output_cap`)."""
+    lost_calls: int = 0
+    """Attempts of this command in batches the vendor no longer has, each sent again once: paid twice
+    if the vendor had processed the batch, at a cost not known here (`evalcore.call_accounting`)."""
     failed_calls: int = 0
     """Calls this command sent that failed for good (what their attempts were billed is in `cost_usd`)."""
     cost_usd: float = 0.0
@@ -182,6 +185,7 @@ class SweepSummary:
         self.paid_calls += counts.paid
         self.failed_calls += counts.failed
         self.truncated_calls += counts.truncated
+        self.lost_calls += counts.lost
         self.cost_usd += counts.paid_usd
         self.collected_calls += counts.collected
         self.collected_usd += counts.collected_usd

@@ -36,7 +36,7 @@ def call_rows(draw: st.DrawFn) -> CallRow:
 @given(st.lists(call_rows(), max_size=40))
 def test_every_row_is_one_kind_and_a_commands_counts_add_up_to_its_rows(rows: list[CallRow]) -> None:
     counts = CallCounts.of(rows, SINCE)
-    assert (counts.paid + counts.truncated + counts.failed + counts.collected + counts.reused
+    assert (counts.paid + counts.truncated + counts.lost + counts.failed + counts.collected + counts.reused
             + counts.awaiting) == len(rows)
     not_reused = [r.cost_usd for r in rows if r.reused_from is None]
     assert math.isclose(counts.paid_usd + counts.collected_usd, math.fsum(not_reused), abs_tol=1e-9)
@@ -62,3 +62,26 @@ def test_a_batch_result_an_earlier_command_submitted_is_collected_not_paid_again
     assert call_kind(row, since=SINCE) == "collected"
     assert call_kind(row, since=0.0) == "paid"
     assert call_kind(row.model_copy(update={"reused_from": "run-0", "cost_usd": 0.0}), since=SINCE) == "reused"
+
+
+def test_a_request_sent_again_after_its_batch_was_lost_has_a_lost_row_before_its_answer() -> None:
+    """Issue 43: a request the vendor may have been paid for twice (its first batch lost, the request
+    sent again) shows in the calls table: the lost attempt's row names the batch, then the answer's."""
+    from evalcore.config.load import load_config
+    from evalcore.errors import EarlierAttempt
+    from evalcore.grading.calls import GradingContext, call_rows
+    from evalcore.vendors.protocol import JudgeReply, Usage
+    from tests.evalcore.vendors._vendor_testkit import Verdict, request
+
+    cfg = load_config().judges[2]
+    lost = EarlierAttempt(max_output_tokens=4_352, reason="batch b0 lost; sent again", usage={}, cost_usd=0.0,
+                          request_id=None, started_at=10.0, ended_at=20.0, outcome="lost", batch_id="b0")
+    reply = JudgeReply(output=Verdict(ok=True), usage=Usage(input_tokens=100, output_tokens=10), cost_usd=0.01,
+                       started_at=30.0, ended_at=40.0, vendor=cfg.name, model=cfg.model, batch_id="b1", earlier=[lost])
+    req = request(3)
+    ctx = GradingContext("run-1", "g-1", "sys::area/task", "sys", "area/task", "area")
+    first, answer = call_rows(ctx, cfg, req, reply)
+    assert (first.outcome, first.batch_id, first.cost_usd, first.input_tokens) == ("lost", "b0", 0.0, 0)
+    assert (answer.outcome, answer.batch_id, answer.cost_usd, answer.input_tokens) == ("ok", "b1", 0.01, 100)
+    assert first.request_hash == answer.request_hash and first.ended_at <= answer.started_at
+    assert call_kind(first) == "lost" and CallCounts.of([first, answer]).lost == 1

@@ -30,7 +30,7 @@ import pydantic
 
 from evalcore.config.models import VendorConfig
 from evalcore.cost.cost_cap import Ledger, refusal, worst_case_usd
-from evalcore.errors import CappedAttempt, ErrorKind, VendorError
+from evalcore.errors import EarlierAttempt, ErrorKind, VendorError
 from evalcore.vendors.adapters._headers import RateInfo
 from evalcore.vendors.budget import RateBudget, Reservation
 from evalcore.vendors.in_flight import PRIOR_LATENCY_S, InFlightLimiter
@@ -338,7 +338,7 @@ class AdapterBase(ABC, Generic[C]):
         request_id: str | None,
         billed: Usage | None = None,
         cost: float = 0.0,
-        capped: tuple[CappedAttempt, ...] = (),
+        earlier: tuple[EarlierAttempt, ...] = (),
     ) -> VendorError:
         b = billed or Usage()
         return VendorError(
@@ -351,7 +351,7 @@ class AdapterBase(ABC, Generic[C]):
             request_id=request_id,
             billed_tokens=(b.input_tokens, b.cached_input_tokens, b.output_tokens, b.reasoning_tokens),
             cost_usd=cost,
-            capped=capped,
+            earlier=earlier,
         )
 
     async def _run(self, request: JudgeRequest, schema: type[T]) -> JudgeReply[T] | VendorError:
@@ -382,12 +382,12 @@ class AdapterBase(ABC, Generic[C]):
         (`evalcore.vendors.output_cap.retry_cap`; the policy's rule): the request is sent from then on
         with that cap (its hash unchanged: it is the same call), the budget and the cost cap reserve
         for it, and the truncated attempt goes into the reply (or the final error) as a
-        `CappedAttempt`, its own row in the calls table.
+        `EarlierAttempt`, its own row in the calls table.
         """
         billed = Usage()
         cost = 0.0
         request_id: str | None = None
-        capped: list[CappedAttempt] = []
+        capped: list[EarlierAttempt] = []
         estimate = self.estimate_tokens(request)
         started: float | None = None
         while True:
@@ -479,7 +479,7 @@ class AdapterBase(ABC, Generic[C]):
                     vendor=self.name,
                     model=self.model,
                     offline=self.is_offline,
-                    capped=capped,
+                    earlier=capped,
                 )
             if reservation is not None:
                 reservation.settle(counted)  # None keeps the estimate (e.g. a timeout: unknown)
@@ -494,7 +494,7 @@ class AdapterBase(ABC, Generic[C]):
                 delay = None  # the cap cannot grow: a retry would stop at it again
             if delay is not None and larger is not None:
                 ended_at = self._epoch + self._clock()
-                capped.append(CappedAttempt(
+                capped.append(EarlierAttempt(
                     max_output_tokens=cap,
                     reason=f"{failure.cause}; retried at a {larger:,}-token cap",
                     usage=(attempt_usage or Usage()).model_dump(),

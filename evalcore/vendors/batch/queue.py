@@ -84,7 +84,7 @@ from pydantic import BaseModel
 from evalcore.call_accounting import AWAITING_MARK
 from evalcore.config.models import BatchConfig, BatchLimits
 from evalcore.cost.cost_cap import Ledger, refusal, worst_case_usd
-from evalcore.errors import CappedAttempt, ErrorKind, TribunalError, VendorError
+from evalcore.errors import EarlierAttempt, ErrorKind, TribunalError, VendorError
 from evalcore.vendors.adapters.common import BadOutput, validate_output
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, SplitCause, VendorObject
 from evalcore.vendors.batch.protocol import BatchAPI, BatchItemResult, BatchStatus, ListedBatch, SubmitOptions
@@ -330,7 +330,7 @@ class BatchingVendor:
         cid = custom_id(request)
         resent = False  # its batch was lost (404) and it was sent again: not a second time
         refusals = 0  # batches of it refused at the vendor's batch queue limit
-        capped: list[CappedAttempt] = []  # attempts that stopped at their output cap (retried once, larger)
+        capped: list[EarlierAttempt] = []  # attempts that stopped at their output cap (retried once, larger)
         while True:
             state.attempts += 1
             try:
@@ -347,7 +347,8 @@ class BatchingVendor:
                     self._confirm(batch_id)
                 if item is None:
                     raise _SubmitFailed(ErrorKind.TRANSIENT, f"batch {batch_id} returned no result for the request")
-                larger = self._larger_cap(item, request) if not capped else None
+                truncated_before = any(a.outcome == "truncated" for a in capped)
+                larger = self._larger_cap(item, request) if not truncated_before else None
                 if larger is not None:  # stopped at its cap: its own paid row, and once more at a larger cap
                     capped.append(self._capped_attempt(item, request, larger, tried))
                     self._mark(batch_id, cid, "bad_output")
@@ -355,7 +356,7 @@ class BatchingVendor:
                     state.attempts -= 1  # not a failure of the request's: it was answered, too short
                     self.stats["truncated_retries"] += 1
                     continue
-                reply = self._reply(item, schema, tried, state, billed, cost, capped)
+                reply = self._reply(item, schema, tried, state, billed, cost, [*self._lost_attempts(request), *capped])
                 if isinstance(reply, JudgeReply):
                     self.stats["succeeded"] += 1
                     return reply
@@ -404,7 +405,7 @@ class BatchingVendor:
                     request_id=request_id,
                     billed_tokens=(billed.input_tokens, billed.cached_input_tokens, billed.output_tokens,
                                    billed.reasoning_tokens),
-                    cost_usd=cost, capped=tuple(capped),
+                    cost_usd=cost, earlier=(*self._lost_attempts(request), *capped),
                 )
             log.info("%s: batch attempt %d failed (%s), retrying: %s", self.name, state.attempts,
                      failure.kind.value, failure.cause)
@@ -412,6 +413,7 @@ class BatchingVendor:
                 self.stats["online_retries"] += 1
                 reply = await self.online.complete(request, schema)
                 return reply.model_copy(update={  # what the batch attempts were billed stays on the call
+                    "earlier": [*capped, *reply.earlier],
                     "usage": billed + reply.usage,
                     "cost_usd": cost + reply.cost_usd,
                     "attempts": state.attempts + reply.attempts,
@@ -447,15 +449,37 @@ class BatchingVendor:
         return retry_cap(request.max_output_tokens or self.cfg.max_output_tokens)
 
     def _capped_attempt(self, item: BatchItemResult, request: JudgeRequest, larger: int,
-                        tried: list[str]) -> CappedAttempt:
+                        tried: list[str]) -> EarlierAttempt:
         """The truncated answer as its own paid attempt (a `truncated` row of the calls table)."""
         started_at, ended_at = self._span(tried[-1:], time.time())
-        return CappedAttempt(
+        return EarlierAttempt(
             max_output_tokens=request.max_output_tokens or self.cfg.max_output_tokens,
             reason=f"{self.api.redact(item.problem or 'truncated output')}; retried at a {larger:,}-token cap",
             usage=item.usage.model_dump(), cost_usd=self._billed(item), request_id=item.request_id,
-            started_at=started_at, ended_at=ended_at,
+            started_at=started_at, ended_at=ended_at, batch_id=tried[-1],
         )
+
+    def _lost_attempts(self, request: JudgeRequest) -> list[EarlierAttempt]:
+        """The request's attempts in batches the vendor lost (`lost` rows of the calls table), from
+        the journal, so a later command that collects the request again still writes them.
+
+        Why rows: if the vendor processed such a batch before it was lost, the request was paid
+        there too, at a cost nobody can read back (its answer and usage went with it); the row names
+        the batch so the operator can find it on the vendor's bill."""
+        attempts = []
+        for record in sorted(self.journal.records.values(), key=lambda r: r.submitted_at):
+            if record.phase != "lost" or not record.batch_id or request.request_hash not in record.requests:
+                continue
+            started_at, ended_at = self._span([record.batch_id], record.submitted_at)
+            attempts.append(EarlierAttempt(
+                max_output_tokens=request.max_output_tokens or self.cfg.max_output_tokens,
+                reason=(f"{self.api.redact(record.note)}; if the vendor processed batch {record.batch_id} before "
+                        "it was lost, this request was paid there too (its cost is on the vendor's bill, not known "
+                        "here)"),
+                usage={}, cost_usd=0.0, request_id=None, started_at=started_at, ended_at=ended_at,
+                outcome="lost", batch_id=record.batch_id,
+            ))
+        return attempts
 
     def _reply(
         self,
@@ -465,7 +489,7 @@ class BatchingVendor:
         state: RetryState,
         billed: Usage,
         cost: float,
-        capped: list[CappedAttempt] | None = None,
+        earlier: list[EarlierAttempt] | None = None,
     ) -> JudgeReply[T] | tuple[Usage, float, str | None]:
         """The reply, or (billed usage, cost, request id) so far when the answer is unusable.
 
@@ -496,7 +520,7 @@ class BatchingVendor:
             vendor=self.name,
             model=self.model,
             batch_id=batch_id,
-            capped=list(capped or []),
+            earlier=list(earlier or []),
         )
 
     def _span(self, tried: list[str], now: float) -> tuple[float, float]:

@@ -71,7 +71,7 @@ async def test_an_answer_stopped_at_its_cap_is_retried_once_with_a_doubled_cap_a
     reply = await _complete(cfg)
     assert reply.output == RubricAnswer.model_validate(ANSWER)
     assert [r.body[CAP_FIELD[adapter]] for r in emu.requests] == [400, 800]
-    assert reply.attempts == 2 and len(reply.capped) == 1
+    assert reply.attempts == 2 and len(reply.earlier) == 1
     # the truncated attempt was billed: the reply's totals hold both attempts
     assert reply.usage.input_tokens == sum(r.usage.input_tokens for r in emu.requests)
 
@@ -121,7 +121,7 @@ async def test_the_larger_cap_is_kept_for_retries_of_other_failures_after_a_trun
     emu.push(Truncated(), ServerError(503))
     reply = await _complete(_config(adapter, emu))
     assert [r.body[CAP_FIELD[adapter]] for r in emu.requests] == [400, 800, 800]
-    assert reply.attempts == 3 and len(reply.capped) == 1
+    assert reply.attempts == 3 and len(reply.earlier) == 1
 
 
 async def test_an_openai_answer_whose_reasoning_fills_max_output_tokens_is_retried_and_answered(
@@ -136,4 +136,4 @@ async def test_an_openai_answer_whose_reasoning_fills_max_output_tokens_is_retri
         caps = [r.body["max_output_tokens"] for r in emu.requests]
     assert caps == [400, 800]
     assert reply.output == RubricAnswer.model_validate(ANSWER)
-    assert reply.capped[0].usage["output_tokens"] == 400  # the whole cap was spent, and billed
+    assert reply.earlier[0].usage["output_tokens"] == 400  # the whole cap was spent, and billed

@@ -369,7 +369,7 @@ async def test_an_answer_that_stopped_at_its_cap_in_a_batch_is_sent_once_more_at
         store = emus.by_vendor()["openai"].batches
     assert not isinstance(reply, VendorError) and reply.output.verdict == "met"
     assert store.creates == 2  # the capped answer's batch, then the retry's
-    [attempt] = reply.capped
+    [attempt] = reply.earlier
     assert attempt.max_output_tokens == 600 and "1,200-token cap" in attempt.reason
     assert attempt.usage["output_tokens"] == 600 and attempt.cost_usd > 0
     assert reply.usage.output_tokens > 600  # the retry's own answer, priced apart from the capped one

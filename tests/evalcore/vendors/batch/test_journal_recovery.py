@@ -180,8 +180,13 @@ async def test_a_damaged_journal_is_set_aside_and_its_batch_found_again_and_no_r
             [lost] = [r for r in records if r.phase == "lost"]
             assert lost.batch_id == original.batch_id and "(404)" in lost.note and "sent again" in lost.note
             assert collected[0].batch_id != original.batch_id
+            for reply in replies:  # each request's attempt in the lost batch: a `lost` row of its own
+                [attempt] = reply.earlier
+                assert (attempt.outcome, attempt.batch_id, attempt.cost_usd) == ("lost", original.batch_id, 0.0)
+                assert f"batch {original.batch_id}" in attempt.reason and "paid there too" in attempt.reason
         else:
             assert collected[0].batch_id == original.batch_id
+            assert all(not reply.earlier for reply in replies)
         if case.folder == "_batches" and not case.lost and case.id != "journal-folder-deleted":
             assert collected[0].note or any(r.note for r in records), records  # status says what happened
 
