@@ -20,7 +20,12 @@ demo: venv
 # (tests/conftest.py); --durations lists the slowest tests of every run.
 TEST_WORKERS ?= 2
 
-test: venv
+# The real OpenID provider of tests/jobs/review/test_oidc.py (npm's oidc-provider, pinned by its lock
+# file); without npm that test is skipped.
+tests/oidc/node_modules: tests/oidc/package-lock.json
+	if command -v npm >/dev/null 2>&1; then cd tests/oidc && npm ci --no-audit --no-fund --silent; fi
+
+test: venv tests/oidc/node_modules
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The quality gates CI runs before the tests: style, types (strict flags in pyproject.toml) and

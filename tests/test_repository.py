@@ -146,6 +146,7 @@ RUN_FOLDER_NAMES = {
     "run.json", "_SUCCESS.json", "_attempts", "_lock", "_batches", "_purge", "adjudications", "leaderboard.json",
     "leaderboard.parquet", "leaderboard_areas.parquet", "report.html", "calibration.json", "calibration.parquet",
     "_cache", "_ocr", "leaderboard_raw.json", "leaderboard_raw.parquet", "leaderboard_raw_areas.parquet",
+    "review_campaigns", "review_trail",
 }
 
 

@@ -108,6 +108,14 @@ class Adjudication(BaseModel):
     seed: int | None = Field(
         default=None, description="The seed of the random section (`sample`, `full`) the item came from: a "
         "uniform sample is one seed's order (`evalcore.results.corrected.sample_order`).")
+    campaign_id: str | None = Field(
+        default=None, pattern=f"^{DECISION_ID.pattern}$",
+        description="The review campaign the decision was made in (None: a decision outside any campaign).")
+    required: int | None = Field(
+        default=None, ge=1, le=10, description="Campaigns: how many reviewers the campaign asks for on the item (k); "
+        "the item's decision is in force once k distinct reviewers agree, or a lead resolves it.")
+    resolution: bool = Field(
+        default=False, description="A lead's resolution of the item (in force over the reviewers' decisions).")
 
     @model_validator(mode="after")
     def _fits_its_item(self) -> Adjudication:
@@ -164,11 +172,60 @@ class AdjudicationLoad(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
     def latest(self) -> dict[tuple[str, ...], Adjudication]:
-        """The decision in force per item: the latest by time, then by decision id."""
-        out: dict[tuple[str, ...], Adjudication] = {}
-        for d in sorted(self.decisions, key=Adjudication.order):
-            out[d.item] = d
-        return out
+        """The decision in force per item (`in_force`); an item still awaiting a reviewer or a
+        lead's resolution has none."""
+        return in_force(self.decisions)
+
+
+def same_call(a: Adjudication, b: Adjudication) -> bool:
+    """Two decisions say the same thing about their item (decision and, when given, materiality)."""
+    return (a.decision, a.materiality) == (b.decision, b.materiality)
+
+
+def campaign_outcome(decisions: Sequence[Adjudication]) -> Adjudication | None | Literal["pending", "split"]:
+    """The outcome of one item's decisions in one campaign: the decision in force, ``pending``
+    (fewer than k reviewers decided) or ``split`` (they disagree: the lead's resolution queue).
+
+    Each reviewer's latest decision counts once; the latest lead resolution overrides them."""
+    ordered = sorted(decisions, key=Adjudication.order)
+    resolutions = [d for d in ordered if d.resolution]
+    if resolutions:
+        return resolutions[-1]
+    mine: dict[str, Adjudication] = {}
+    for d in ordered:
+        mine[d.reviewer] = d
+    k = max((d.required or 1) for d in ordered)
+    calls = sorted(mine.values(), key=Adjudication.order)
+    if not calls:
+        return "pending"
+    if any(not same_call(calls[0], d) for d in calls[1:]):
+        return "split"
+    return calls[-1] if len(calls) >= k else "pending"
+
+
+def in_force(decisions: Sequence[Adjudication]) -> dict[tuple[str, ...], Adjudication]:
+    """The decision in force per item, the one rule every reader applies (reduce, report, calibrate,
+    show, the review page).
+
+    Why not simply the latest: in a campaign that asks k reviewers per item, one reviewer's call is
+    not yet the publisher's, and two who disagree need the lead. So, per item: a lead's resolution
+    (the latest) is in force; else, in the item's latest campaign, the unanimous call of k distinct
+    reviewers; else nothing (pending or split). Decisions outside any campaign (`tribunal
+    adjudicate`, the single-user page) keep the rule they always had: the latest is in force, and
+    a later one outside a campaign replaces a campaign's outcome."""
+    by_item: dict[tuple[str, ...], list[Adjudication]] = {}
+    for d in sorted(decisions, key=Adjudication.order):
+        by_item.setdefault(d.item, []).append(d)
+    out: dict[tuple[str, ...], Adjudication] = {}
+    for key, items in by_item.items():
+        last = items[-1]
+        if last.campaign_id is None:
+            out[key] = last
+            continue
+        outcome = campaign_outcome([d for d in items if d.campaign_id == last.campaign_id])
+        if isinstance(outcome, Adjudication):
+            out[key] = outcome
+    return out
 
 
 def claim_hash(span: str) -> str:

@@ -52,6 +52,7 @@ from pydantic import BaseModel, Field
 from evalcore.grading.calls import TruncationRate, truncation_rates
 from evalcore.grading.scoring import counted_materiality
 from evalcore.results import stats
+from evalcore.results.agreement import Agreement
 from evalcore.results.labels import Labels, label_matches_flag
 from evalcore.results.leaderboard import ALL_AREAS, interval_fields
 from evalcore.results.reduce import TableSource, current_gradings_sql, with_repeat
@@ -147,6 +148,10 @@ class Calibration(BaseModel):
         description="Per vendor entry and purpose: how often answers stopped at the output-token cap and were "
         "retried (empty when the calls table was not given).",
     )
+    reviewers: Agreement | None = Field(
+        default=None, description="Inter-reviewer agreement over the decisions made in review campaigns "
+        "(`evalcore.results.agreement`): Cohen's κ per pair, Krippendorff's α with intervals, each reviewer "
+        "against the judges and the auditor; None when no campaign decided anything.")
     notes: list[str] = Field(default_factory=list)
     repeatability: Repeatability | None = Field(
         default=None, description="The test-retest figures of the run's repeats (`tribunal retest`), whatever the "

@@ -12,6 +12,9 @@ the reduction, the report, calibration) take its path from a `RunFolder`:
     <output>/<run_id>/_batches/                   the batch journal (`evalcore.vendors.batch.journal`)
     <output>/<run_id>/_purge/                     purge records (what was deleted at the vendors)
     <output>/<run_id>/adjudications/              the experts' decisions, one object each
+    <output>/<run_id>/review_campaigns/           review campaigns (`evalcore.results.campaigns`), one object each
+    <output>/<run_id>/review_trail/               the review's audit trail: sign-ins, assignments, reservations,
+                                                  decisions, resolutions (`evalcore.results.review_trail`)
     <output>/<run_id>/leaderboard.json            `tribunal reduce` (+ leaderboard.parquet,
                                                   leaderboard_areas.parquet): the files in force
     <output>/<run_id>/leaderboard_raw.json        `tribunal reduce --no-adjudications` (+ leaderboard_raw.parquet,
@@ -41,6 +44,8 @@ LOCK: Final = "_lock"
 JOURNAL: Final = "_batches"
 PURGES: Final = "_purge"
 ADJUDICATIONS: Final = "adjudications"
+CAMPAIGNS: Final = "review_campaigns"
+REVIEW_TRAIL: Final = "review_trail"
 LEADERBOARD_JSON: Final = "leaderboard.json"
 LEADERBOARD_PARQUET: Final = "leaderboard.parquet"
 LEADERBOARD_AREAS_PARQUET: Final = "leaderboard_areas.parquet"
@@ -106,6 +111,16 @@ class RunFolder:
     def adjudications(self) -> str:
         """`adjudications/`: the experts' decisions."""
         return fs.join(self.uri, ADJUDICATIONS)
+
+    @property
+    def campaigns(self) -> str:
+        """`review_campaigns/`: the review campaigns, one create-only object each."""
+        return fs.join(self.uri, CAMPAIGNS)
+
+    @property
+    def review_trail(self) -> str:
+        """`review_trail/`: the review's append-only audit trail, one create-only object per event."""
+        return fs.join(self.uri, REVIEW_TRAIL)
 
     @property
     def leaderboard_json(self) -> str:

@@ -29,7 +29,7 @@ from jobs.cli.estimate import estimate
 from jobs.cli.inputs import grade, validate
 from jobs.cli.per_run import calibrate_cmd, compare_cmd, purge, reduce_cmd, report_cmd, show_cmd, status
 from jobs.cli.release import publish, release_app
-from jobs.cli.review import adjudicate, review
+from jobs.cli.review import adjudicate, review, users_app
 from jobs.cli.sweep import demo, retest, sweep
 from jobs.cli.tools import emulate, synth_cmd
 
@@ -74,3 +74,4 @@ app.command()(review)
 app.command()(adjudicate)
 app.add_typer(release_app, name="release")
 app.command()(publish)
+app.add_typer(users_app, name="review-users")

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from evalcore.errors import InputError, TribunalError
 from jobs.cli.common import EXIT_BAD_INPUT, S3_HELP, print_error
+from jobs.review.accounts import USERS_ENV
 
 if TYPE_CHECKING:
     from evalcore.results.adjudications import Adjudication
@@ -22,8 +23,8 @@ RUN_HELP = "Run folder written by `sweep`: a local path or s3://bucket/prefix/<r
 def review(
     run: Annotated[str, typer.Argument(help=RUN_HELP)],
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: a free one, printed).")] = 0,
-    host: Annotated[str, typer.Option("--host", help="Address to listen on. The app has no login: keep it on "
-                                                      "127.0.0.1 unless every machine that can reach it may decide.")] = "127.0.0.1",
+    host: Annotated[str, typer.Option("--host", help="Address to listen on. Another address than the loopback "
+                                                      "needs --users and TLS (or --insecure).")] = "127.0.0.1",
     allowed_host: Annotated[list[str] | None, typer.Option(
         "--allowed-host", help="A host name the page may be reached by besides the loopback names and --host "
                                "(repeatable): every request with another Host, and every write from another "
@@ -39,6 +40,22 @@ def review(
     submissions: Annotated[str | None, typer.Option("--submissions", "-s", help="Read the deliverables from here "
                                                     "instead of the submissions named in run.json.")] = None,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
+    users: Annotated[str | None, typer.Option(
+        "--users", help="The users file (`tribunal review-users`): a team's page, every route behind a sign-in. "
+                        f"Default: ${USERS_ENV} when set; without either, the single-user page (127.0.0.1 only).")] = None,
+    tls_cert: Annotated[str | None, typer.Option("--tls-cert", help="TLS certificate (PEM) to serve HTTPS with.")] = None,
+    tls_key: Annotated[str | None, typer.Option("--tls-key", help="TLS private key (PEM) of --tls-cert.")] = None,
+    insecure: Annotated[bool, typer.Option(
+        "--insecure", help="Serve on a non-loopback address without TLS or accounts anyway (every page says so).")] = False,
+    oidc_issuer: Annotated[str | None, typer.Option(
+        "--oidc-issuer", help="OpenID Connect issuer URL (Entra ID, Okta, Google…): adds single sign-on.")] = None,
+    oidc_client_id: Annotated[str | None, typer.Option("--oidc-client-id", help="This application's client id.")] = None,
+    oidc_secret_env: Annotated[str, typer.Option(
+        "--oidc-secret-env", help="The environment variable holding the client secret.")] = "TRIBUNAL_OIDC_SECRET",
+    secret_env: Annotated[str, typer.Option(
+        "--secret-env", help="The environment variable holding the key sessions are signed with (give every server "
+                             "of one review the same; unset: a new key per start, so a restart signs everyone out).")]
+        = "TRIBUNAL_REVIEW_SECRET",
 ) -> None:
     """Review a run in the browser: experts uphold or overturn flags and verdicts before publishing.
 
@@ -59,10 +76,44 @@ def review(
 
     Example: `tribunal review runs/demo` then open the printed URL
     """
-    from jobs.review.app import ReviewState, serve
+    import os
+
+    from jobs.review import accounts
+    from jobs.review.app import serve
+    from jobs.review.auth import Access, OidcSettings, Sessions, serving_problem
+    from jobs.review.state import ReviewState
 
     console = Console()
+    if (tls_cert is None) != (tls_key is None):
+        raise typer.BadParameter("give both --tls-cert and --tls-key", param_hint="--tls-cert")
+    users_file = accounts.users_path(users) if (users or os.environ.get(USERS_ENV)) else None
+    tls = (tls_cert, tls_key) if tls_cert and tls_key else None
+    problem = serving_problem(host, tls=tls is not None, accounts_on=users_file is not None, insecure=insecure)
+    if problem is not None:
+        print_error(problem)
+        raise typer.Exit(EXIT_BAD_INPUT)
+    access = Access()
     try:
+        if users_file is not None:
+            accounts.refuse_inside_run(users_file, run)
+            if not accounts.load(users_file).accounts:
+                raise InputError(str(users_file), "no account yet: add one with `tribunal review-users add NAME "
+                                                  f"--role lead --users {users_file}`")
+            if oidc_issuer and not oidc_client_id:
+                raise typer.BadParameter("--oidc-issuer needs --oidc-client-id", param_hint="--oidc-client-id")
+            oidc = OidcSettings(oidc_issuer, str(oidc_client_id), oidc_secret_env) if oidc_issuer else None
+            if oidc is not None:
+                oidc.secret()  # a missing secret is said now, not at the first sign-in
+            access = Access(sessions=Sessions(users_file, os.environ.get(secret_env) or None, secure=tls is not None),
+                            oidc=oidc)
+        elif oidc_issuer:
+            raise typer.BadParameter("single sign-on needs a users file (--users) saying who may sign in as what",
+                                     param_hint="--oidc-issuer")
+        if insecure and not serving_problem(host, tls=True, accounts_on=True, insecure=False):
+            lacking = [w for w, ok in (("TLS", tls is not None), ("accounts", users_file is not None)) if not ok]
+            if lacking and not _loopback(host):
+                access.insecure = (f"served on {host} without {' and '.join(lacking)} (--insecure): anyone on the "
+                                   "network can read this traffic and, without accounts, record decisions")
         state = ReviewState(run, endpoint_override=endpoint_url, seed=seed, sample=sample, benchmark=benchmark,
                             submissions=submissions, full=full)
     except TribunalError as exc:
@@ -78,12 +129,93 @@ def review(
             (url, "bold"), " — Ctrl-C to stop"), soft_wrap=True)
 
     try:
-        serve(state, host, port, ready, allowed_hosts=allowed_host or ())
+        serve(state, host, port, ready, allowed_hosts=allowed_host or (), access=access, tls=tls)
     except OSError as exc:
         print_error(f"{host}:{port}: cannot listen ({exc.strerror or exc})")
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except KeyboardInterrupt:
         pass
+
+
+def _loopback(host: str) -> bool:
+    from jobs.review.auth import is_loopback
+
+    return is_loopback(host)
+
+
+users_app = typer.Typer(help="Manage the accounts of a team's review page (`tribunal review --users FILE`).",
+                        no_args_is_help=True)
+USERS_HELP = ("The users file (default: $TRIBUNAL_REVIEW_USERS, else ~/.config/tribunal/review-users.json); kept "
+              "out of any run folder, mode 0600.")
+
+
+@users_app.command("add")
+def users_add(
+    name: Annotated[str, typer.Argument(help="The account name (letters, digits, ._@+-; an e-mail address fits).")],
+    role: Annotated[str, typer.Option("--role", help="reviewer | lead | admin.")] = "reviewer",
+    email: Annotated[str | None, typer.Option("--email", help="Sign-in by OpenID Connect with this e-mail "
+                                                              "(no password needed then).")] = None,
+    no_password: Annotated[bool, typer.Option("--no-password", help="OpenID Connect only (needs --email).")] = False,
+    users: Annotated[str | None, typer.Option("--users", help=USERS_HELP)] = None,
+) -> None:
+    """Add an account: the password is asked twice (or read from TRIBUNAL_REVIEW_PASSWORD) and stored as an Argon2id hash.
+
+    Example: `tribunal review-users add alice --role lead`
+    """
+    import os
+
+    from jobs.review import accounts
+
+    if role not in accounts.ROLES:
+        raise typer.BadParameter(f"{role}: one of {', '.join(accounts.ROLES)}", param_hint="--role")
+    password: str | None = None
+    if not no_password:
+        password = os.environ.get("TRIBUNAL_REVIEW_PASSWORD") or typer.prompt(
+            f"password for {name}", hide_input=True, confirmation_prompt=True)
+    path = accounts.users_path(users)
+    try:
+        account = accounts.add(path, name, role, password, email)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    Console().print(Text(f"added {account.name} ({account.role}) to {path}"))
+
+
+@users_app.command("list")
+def users_list(users: Annotated[str | None, typer.Option("--users", help=USERS_HELP)] = None) -> None:
+    """List the accounts: name, role, how they sign in, enabled or not."""
+    from rich.table import Table
+
+    from jobs.review import accounts
+
+    path = accounts.users_path(users)
+    try:
+        found = accounts.load(path)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    table = Table("account", "role", "sign-in", "state", "created (UTC)", title=str(path))
+    for a in found.accounts:
+        how = ", ".join([w for w, ok in (("password", a.password_hash), (f"OpenID {a.email}", a.email)) if ok])
+        table.add_row(a.name, a.role, how, "disabled" if a.disabled else "enabled", a.created_at.strftime("%Y-%m-%d %H:%M"))
+    Console().print(table)
+
+
+@users_app.command("disable")
+def users_disable(
+    name: Annotated[str, typer.Argument(help="The account to disable.")],
+    users: Annotated[str | None, typer.Option("--users", help=USERS_HELP)] = None,
+) -> None:
+    """Disable an account: it cannot sign in, and its open sessions end at their next request."""
+    from jobs.review import accounts
+
+    path = accounts.users_path(users)
+    try:
+        accounts.disable(path, name)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    Console().print(Text(f"disabled {name} in {path}"))
 
 
 def adjudicate(
@@ -103,6 +235,9 @@ def adjudicate(
                                                                           "--decision materiality).")] = None,
     reviewer: Annotated[str | None, typer.Option("--reviewer", help="Who decides (required).")] = None,
     reason: Annotated[str | None, typer.Option("--reason", help="Why (required).")] = None,
+    export: Annotated[str | None, typer.Option(
+        "--export", help="Write the review's audit trail (sign-ins, campaigns, assignments, reservations, decisions, "
+                         "resolutions) to this .csv or .jsonl file (- : CSV to the terminal), and record nothing.")] = None,
     endpoint_url: Annotated[str | None, typer.Option("--endpoint-url", help=S3_HELP)] = None,
 ) -> None:
     """Record experts' decisions on a run from the command line, or import a file of them.
@@ -126,6 +261,9 @@ def adjudicate(
     from jobs.review.queue import RunData
 
     console = Console()
+    if export is not None:
+        _export(run, export, endpoint_url, console)
+        return
     single = {"--kind": kind, "--system": system, "--task": task, "--flag-index": flag_index,
               "--criterion": criterion, "--judge": judge, "--decision": decision, "--materiality": materiality,
               "--reviewer": reviewer, "--reason": reason}
@@ -161,6 +299,32 @@ def adjudicate(
         how = d.decision + (f" ({d.materiality})" if d.materiality else "")
         console.print(Text(f"recorded {what}: {how} by {d.reviewer} — {d.reason} -> {uri}"), soft_wrap=True)
     console.print(Text(f"{len(recorded)} decision(s) recorded in {data.run_id}; `tribunal reduce {run}` applies them"))
+
+
+def _export(run: str, target: str, endpoint_url: str | None, console: Console) -> None:
+    """`tribunal adjudicate RUN --export FILE`: the trail and every decision, as CSV or JSONL."""
+    from pathlib import Path
+
+    from evalcore.results import review_trail
+    from evalcore.storage.run import open_run
+
+    try:
+        rows = review_trail.export_rows(review_trail.read(run, endpoint_url), open_run(run, endpoint_url).read_decisions().decisions)
+    except TribunalError as exc:
+        print_error(exc)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    if target == "-":
+        typer.echo(review_trail.to_csv(rows), nl=False)
+        return
+    if not target.endswith((".csv", ".jsonl")):
+        raise typer.BadParameter(f"{target}: name a .csv or .jsonl file", param_hint="--export")
+    text = review_trail.to_jsonl(rows) if target.endswith(".jsonl") else review_trail.to_csv(rows)
+    try:
+        Path(target).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print_error(f"{target}: cannot write ({exc.strerror or exc})")
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    console.print(Text(f"{len(rows)} event(s) of {run} written to {target}"))
 
 
 _OPTION_OF = {"kind": "--kind", "system": "--system", "task_id": "--task", "flag_index": "--flag-index",

@@ -57,6 +57,8 @@ def calibration_blocks(cal: Calibration) -> list[Block]:
         f"Materiality (expert → auditor): {escape(materiality_text(a.materiality))}."))
     if cal.truncation:
         blocks.append(truncation_table(cal))
+    if cal.reviewers is not None:
+        blocks += reviewer_blocks(cal)
     blocks += [Text.assemble(("note: ", "yellow"), note) for note in cal.notes]
     if cal.repeatability is not None:
         blocks += repeatability_blocks(cal.repeatability)
@@ -122,6 +124,32 @@ def render_repeatability(rep: Repeatability, console: Console | None = None,
                          fmt: TableFormat = TableFormat.TABLE) -> None:
     """Print `repeatability_blocks` in `fmt` (a run with repeats and no labels to calibrate against)."""
     emit(console or Console(), repeatability_blocks(rep), fmt)
+
+
+def _num(value: float | None, digits: int = 2) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def reviewer_blocks(cal: Calibration) -> list[Block]:
+    """Inter-reviewer agreement over the review campaigns' decisions: the ceiling to read the judges against."""
+    r = cal.reviewers
+    assert r is not None
+    t = TableSpec([Column("items", "id"), Column("n", "number"), Column("Krippendorff α", "number"),
+                   Column("95% CI", "text")], title="Reviewers against each other", box=box.SIMPLE_HEAVY)
+    for a in r.alphas:
+        t.add_row(a.kind, Cell(str(a.n_items), a.n_items), Cell(_num(a.alpha), a.alpha),
+                  f"{_num(a.low)}–{_num(a.high)}" if a.low is not None else "—")
+    pairs = TableSpec([Column("reviewers", "id"), Column("both decided", "number"), Column("agreed", "number"),
+                       Column("Cohen κ", "number")], title="Per pair", box=box.SIMPLE_HEAVY)
+    for p in r.pairs:
+        pairs.add_row(f"{p.a} · {p.b}", Cell(str(p.n), p.n), Cell(str(p.agreed), p.agreed), Cell(_num(p.kappa), p.kappa))
+    machine = TableSpec([Column("reviewer", "id"), Column("items", "number"), Column("agrees", "number"),
+                         Column("overturns", "number")], title="Reviewers against the judges and the auditor",
+                        box=box.SIMPLE_HEAVY)
+    for v in r.vs_machine:
+        machine.add_row(v.reviewer, Cell(str(v.n), v.n), Cell(_num(v.agreement), v.agreement),
+                        Cell(_num(v.overturn_share), v.overturn_share))
+    return [t, pairs, machine]
 
 
 def materiality_text(confusion: dict[str, dict[str, int]]) -> str:

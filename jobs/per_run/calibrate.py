@@ -7,6 +7,9 @@ area, estimates flattened); `tribunal report` adds a calibration section when th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as pads
@@ -15,6 +18,8 @@ from evalcore.errors import InputError, StorageError
 from evalcore.grading import scoring
 from evalcore.results import adjudications as adj
 from evalcore.results import repeatability as rep
+from evalcore.results.adjudications import Adjudication
+from evalcore.results.agreement import agreement, machine_flag_call, machine_panel_call
 from evalcore.results.calibrate import Calibration, calibrate_tables, judges_table
 from evalcore.results.labels import FalseFlagLabel, HallucinationLabel, Labels, VerdictLabel, load_labels
 from evalcore.results.reduce import TableSource, current_gradings
@@ -61,6 +66,10 @@ def calibrate_run(
     if labels_uri is None and cal.auditor.not_reviewed:
         notes.append(f"{cal.auditor.not_reviewed} confirmed flag(s) of the labelled submissions were not reviewed: "
                      "not scored")
+    campaign = [d for d in run.read_decisions().decisions if d.campaign_id is not None]
+    if campaign:
+        machine = machine_calls(campaign, submissions, run.dataset("verdicts"), run.dataset("flags"))
+        cal = cal.model_copy(update={"reviewers": agreement(campaign, machine, seed=int(record.config.seed))})
     if notes:
         cal = cal.model_copy(update={"notes": [*notes, *cal.notes]})
     cal = cal.model_copy(update={"repeatability": run_repeatability(run_uri, write=write,
@@ -72,6 +81,47 @@ def calibrate_run(
                                       endpoint_override)
                 break
     return cal
+
+
+def _rows(source: TableSource | None, columns: list[str], gradings: list[str]) -> list[dict[str, Any]]:
+    if source is None or not gradings:
+        return []
+    if isinstance(source, pads.Dataset):
+        rows: list[dict[str, Any]] = source.to_table(columns=columns, filter=pc.field("grading_id").isin(gradings)).to_pylist()
+        return rows
+    picked: list[dict[str, Any]] = source.filter(pc.is_in(source.column("grading_id"), pa.array(gradings))).select(
+        columns).to_pylist()
+    return picked
+
+
+def machine_calls(decisions: Sequence[Adjudication], submissions: TableSource, verdicts: TableSource | None,
+                  flags: TableSource | None) -> dict[tuple[str, ...], str]:
+    """The machine's call on each decided item of the current gradings: the auditor's on a flag
+    (`machine_flag_call`), the judge's on a verdict, the panel's majority on a criterion."""
+    current = current_gradings(submissions)
+    grading = {(s, t): g for s, t, g in zip(current.column("system").to_pylist(), current.column("task_id").to_pylist(),
+                                            current.column("grading_id").to_pylist(), strict=True)}
+    wanted = sorted({grading[(d.system, d.task_id)] for d in decisions if (d.system, d.task_id) in grading})
+    flag_rows = {(r["grading_id"], r["flag_index"]): r
+                 for r in _rows(flags, ["grading_id", "flag_index", "status", "materiality"], wanted)}
+    by_criterion: dict[tuple[str, str], dict[str, str | None]] = {}
+    for r in _rows(verdicts, ["grading_id", "criterion_id", "judge", "verdict"], wanted):
+        by_criterion.setdefault((r["grading_id"], r["criterion_id"]), {})[r["judge"]] = r["verdict"]
+    out: dict[tuple[str, ...], str] = {}
+    for d in decisions:
+        gid = grading.get((d.system, d.task_id))
+        if gid is None:
+            continue
+        if d.kind == "flag":
+            flag = flag_rows.get((gid, d.flag_index))
+            if flag is not None:
+                out[d.item] = machine_flag_call(str(flag["status"]), flag["materiality"])
+            continue
+        said = by_criterion.get((gid, str(d.criterion_id)), {})
+        call = said.get(str(d.judge)) if d.kind == "verdict" else machine_panel_call(list(said.values()))
+        if call in ("pass", "fail"):
+            out[d.item] = str(call)
+    return out
 
 
 def labels_from_adjudications(

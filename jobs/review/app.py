@@ -16,11 +16,22 @@ page's own script, by nonce). Routes:
 Every read and write goes through `evalcore.storage.fs`, so an ``s3://`` run works the same.
 Several reviewers at once are safe by construction: each decision is a new object, created only
 if its name is new, and every page re-reads what the others decided (`DecisionLog.refresh`).
-The application has no login: it listens on 127.0.0.1 unless told otherwise.
+
+Two modes (`jobs.review.auth.Access`): the single-user page on 127.0.0.1 (no set-up; the name is
+typed), and a team's page with a users file, where `AuthMiddleware` admits only signed-in
+accounts, every write carries the CSRF token, a reviewer sees only their assignments (blind by
+default: no system name in the page or its JSON) and a lead sees everything
+(`jobs.review.team`, `jobs.review.lead`, `jobs.review.signin`).
+
+Why one module over 500 lines: the page routes share one closure over the state, the access
+rules and the template environment, and what each route may show a viewer is decided next to
+the route itself; the sign-in, lead and team rules live in their own modules.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import secrets
 import socket
 from collections.abc import Callable, Mapping, Sequence
@@ -33,19 +44,37 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from evalcore.errors import TribunalError
 from evalcore.grading import scoring
 from evalcore.results.adjudications import MAX_REASON_CHARS, Adjudication, AdjudicationLoad, Decision
+from evalcore.storage import fs
+from jobs.review.auth import (
+    CSRF_HEADER,
+    LOOPBACK_HOSTS,
+    PUBLIC_PATHS,
+    SAFE_METHODS,
+    SESSION_COOKIE,
+    Access,
+    Viewer,
+    csrf_ok,
+    foreign_write,
+    hostname,
+)
 from jobs.review.citations import cite, quoted_parts
-from jobs.review.context import Sources, find_document, mark, page_text
-from jobs.review.decisions import DecisionLog, history
-from jobs.review.impact import Scorer, rank_by_impact
-from jobs.review.queue import SECTION_LABELS, QueueItem, RunData, build_queue
+from jobs.review.context import find_document, mark, page_text
+from jobs.review.decisions import history
+from jobs.review.lead import lead_routes
+from jobs.review.queue import SECTION_LABELS, QueueItem
+from jobs.review.signin import OIDC_COOKIE, signin_routes
+from jobs.review.state import ReviewState, choices
+from jobs.review.team import Team, blinded, item_token
 
 TEMPLATES = Path(__file__).with_name("templates")
 MAX_DELIVERABLE_CHARS = 60_000
@@ -56,36 +85,6 @@ FILTERS = ("system", "task", "category")
 MAX_BODY_BYTES = 16 * MAX_REASON_CHARS + 8192
 """The largest decision a POST may carry (a reason of `MAX_REASON_CHARS` characters, each escaped in
 JSON at its widest): a larger body is refused before it is read."""
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
-
-
-class ReviewState:
-    """Everything the application serves: the run, its queue, its sources, its decisions."""
-
-    def __init__(
-        self, run_uri: str, *, endpoint_override: str | None = None, seed: int | None = None, sample: int = 20,
-        benchmark: str | None = None, submissions: str | None = None, full: int = 0,
-    ) -> None:
-        self.data = RunData(run_uri, endpoint_override)
-        self.seed = int(self.data.record.config.seed) if seed is None else seed
-        self.sample = sample
-        self.full = full
-        self.scorer = Scorer(self.data)
-        self.log = DecisionLog(self.data.run_uri, endpoint_override)
-        self.queue = rank_by_impact(build_queue(self.data, seed=self.seed, sample=sample, full=full), self.scorer,
-                                    choices, self.log.refresh().latest())
-        self.by_key = {item.key: item for item in self.queue}
-        self.sources = Sources(self.data.record, benchmark=benchmark, submissions=submissions,
-                               endpoint_override=endpoint_override)
-        self.categories = sorted({i.category for i in self.queue if i.category})
-
-    def counts(self) -> dict[str, int]:
-        """Items per section, and `moves_score`: how many a decision can change a score or the gate of."""
-        out = {s: 0 for s in SECTION_LABELS}
-        for item in self.queue:
-            out[item.section] += 1
-        out["moves_score"] = sum(1 for item in self.queue if item.moves_score)
-        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -110,18 +109,6 @@ def _decision_json(d: Adjudication | None) -> dict[str, Any] | None:
     return None if d is None else d.model_dump(mode="json")
 
 
-def choices(item: QueueItem) -> list[tuple[str, str, str | None, str]]:
-    """(key, decision, materiality, label) of every decision the item's page offers."""
-    if item.kind == "flag":
-        return [
-            ("u", "upheld", None, "uphold: it is a hallucination"),
-            ("o", "overturned", None, "overturn: not a hallucination"),
-            ("m", "materiality", "minor", "uphold as minor"),
-            ("m", "materiality", "material", "uphold as material"),
-        ]
-    return [("p", "pass", None, "pass"), ("f", "fail", None, "fail")]
-
-
 def effective_materiality(flag: Mapping[str, Any], in_force: Adjudication | None) -> str | None:
     """How the flag counts now (material, minor or not at all), the decision in force applied."""
     raw = scoring.FlagOutcome(str(flag["status"]), flag["materiality"])
@@ -134,10 +121,30 @@ def _verdicts_for(rows: list[dict[str, Any]], criterion_id: str | None) -> list[
     return [r for r in rows if r["criterion_id"] == criterion_id]
 
 
-def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str], load: AdjudicationLoad) -> dict[str, Any]:
+@dataclasses.dataclass(frozen=True)
+class ItemView:
+    """How much of an item a viewer may see (a blind campaign's reviewer sees less)."""
+
+    blind: bool = False
+    """No system name, anywhere in the page or its JSON (`team.blind_label` instead)."""
+    hide_vendors: bool = False
+    """The judges and the auditor as ``judge 1`` … instead of their vendors and models."""
+    hide_others: bool = False
+    """Other reviewers' decisions hidden (until this reviewer has decided)."""
+    visible: Sequence[QueueItem] | None = None
+    """The items this viewer may open (None: all); navigation stays within them."""
+
+
+def _aliases(verdicts: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    return {j: f"judge {k + 1}" for k, j in enumerate(sorted({str(v["judge"]) for v in verdicts}))}
+
+
+def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str], load: AdjudicationLoad,
+                 view: ItemView = ItemView()) -> dict[str, Any]:
     """Everything the item page shows (pure but for reading the item's rows and sources)."""
     latest = load.latest()
-    items = _filtered(state, filters)
+    pool = state.queue if view.visible is None else view.visible
+    items = [i for i in pool if i.matches(filters.get("system"), filters.get("task"), filters.get("category"))]
     pos = next((k for k, i in enumerate(items) if i.n == item.n), None)
     qs = _qs(filters)
     decided = sum(1 for i in items if i.key in latest)
@@ -170,8 +177,9 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
         "prev_url": f"/item/{prev.n}{qs}" if prev else None,
         "next_url": f"/item/{nxt.n}{qs}" if nxt else index_url,
         "skip_url": f"/item/{undecided.n}{qs}" if undecided else (f"/item/{nxt.n}{qs}" if nxt else index_url),
-        "index_url": index_url, "in_force": in_force, "history": list(reversed(history(load, item.key))),
-        "decided_url": f"/item/{then.n}{qs}" if then else index_url,
+        "index_url": index_url, "in_force": None if view.hide_others else in_force,
+        "history": [] if view.hide_others else list(reversed(history(load, item.key))),
+        "decided_url": f"/item/{then.n}{qs}" if then else index_url, "hidden_others": view.hide_others,
     }
     if item.kind == "flag" and flag is not None:
         deliverable = texts.get(flag["deliverable"])
@@ -194,12 +202,29 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
         context["evidence"] = evidence
         context["effective"] = effective_materiality(flag, in_force)
         context["other_flags"] = [f for f in flags if f["flag_index"] != item.flag_index]
+        if view.hide_vendors:
+            context["flag"] = {**flag, "auditor": "the auditor", "auditor_model": "model hidden"}
     else:
         criterion = None
         if task_obj is not None:
             criterion = next((c for c in task_obj.criteria if c.id == item.criterion_id), None)
         context["criterion"] = criterion
         context["verdicts"] = _verdicts_for(verdicts, item.criterion_id)
+        if view.hide_vendors:
+            alias = _aliases(context["verdicts"])
+            said = {**alias, **{str(v["judge_model"]): alias[str(v["judge"])] for v in context["verdicts"]
+                                if v["judge_model"]}}
+            pattern = re.compile("|".join(re.escape(n) for n in sorted(said, key=len, reverse=True)), re.IGNORECASE)
+
+            def masked(text: str | None) -> str | None:
+                """A reasoning that names a judge (its vendor or model) names its alias instead."""
+                return text if text is None or not said else pattern.sub(lambda m: said.get(m.group(0).lower(), "a judge"), text)
+
+            context["verdicts"] = [{**v, "judge": alias[str(v["judge"])], "judge_model": "",
+                                    "reasoning": masked(v["reasoning"])} for v in context["verdicts"]]
+            if item.judge is not None:
+                item = dataclasses.replace(item, judge=alias.get(item.judge, "judge"))
+                context["item"] = item
         names = (criterion.deliverables if criterion and criterion.deliverables else list(texts))
         context["texts"] = [(n, texts[n]) for n in names if n in texts]
         context["max_chars"] = MAX_DELIVERABLE_CHARS
@@ -214,12 +239,16 @@ def item_context(state: ReviewState, item: QueueItem, filters: Mapping[str, str]
     offered = choices(item)
     context["outcomes"] = state.scorer.outcomes(item, offered, latest)
     context["data"] = {
-        "n": item.n, "key": list(item.key), "kind": item.kind,
+        "n": item.n, "key": [item_token(item.key)] if view.blind else list(item.key), "kind": item.kind,
         "choices": [{"key": k, "decision": d, "materiality": m, "label": lbl} for k, d, m, lbl in offered],
         "effective": context.get("effective"), "judge_verdict": context.get("judge_verdict"),
         "next_url": context["next_url"], "prev_url": context["prev_url"], "skip_url": context["skip_url"],
-        "decided_url": context["decided_url"], "index_url": index_url, "in_force": _decision_json(in_force),
+        "decided_url": context["decided_url"], "index_url": index_url,
+        "in_force": None if view.hide_others else _decision_json(in_force),
     }
+    if view.blind:
+        context["item"] = blinded(context["item"])
+        context["row"] = {k: v for k, v in row.items() if k not in ("system", "submission_id", "family")}
     return context
 
 
@@ -239,11 +268,15 @@ class DecisionIn(BaseModel):
 
     item: int
     key: list[str] | None = None
-    """The item's identity as the page saw it: refused when the server's queue differs."""
+    """The item's identity as the page saw it (its opaque token on a blind page): refused when the
+    server's queue differs."""
     decision: Decision
     materiality: Literal["material", "minor"] | None = None
     reviewer: str = ""
+    """Single-user page: the name typed. With accounts the signed-in account is recorded; another name is refused."""
     reason: str = ""
+    resolve: bool = False
+    """A lead resolving a disagreement (refused for a reviewer)."""
 
 
 def _environment() -> Environment:
@@ -275,95 +308,228 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def _hostname(host: str) -> str:
-    """A Host header or an origin's authority without its port (`[::1]:8000` -> `[::1]`)."""
-    if host.startswith("["):
-        return host[: host.find("]") + 1] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+def _viewer(request: Request) -> Viewer:
+    viewer: Viewer = request.scope["state"]["viewer"]
+    return viewer
 
 
-def foreign_write(headers: Mapping[str, str], hosts: Sequence[str]) -> str | None:
-    """Why a write is refused as coming from another site, or None.
+class AuthMiddleware:
+    """Admits a request or answers it: every route but the sign-in pages and /healthz needs a session
+    (team mode), and every write needs the CSRF token (both modes). Puts the `Viewer` in the scope."""
 
-    Why on every write, whatever address the server listens on: a page of another site can reach
-    this server through the browser (DNS rebinding: its own name resolved to this machine), and
-    then sends its own name as Host and Origin. So the Host must be one of the allowed names, and an
-    Origin, when the browser sends one, must be this very host (and a browser's `Sec-Fetch-Site`
-    must not say cross-site)."""
-    host = headers.get("host", "")
-    if _hostname(host).lower() not in {h.lower() for h in hosts}:
-        return (f"decision refused: host {host!r} is not one this server answers to (allowed: {', '.join(hosts)}; "
-                "tribunal review --allowed-host NAME adds one)")
-    origin = headers.get("origin")
-    if origin is not None and origin.lower() not in {f"http://{host}".lower(), f"https://{host}".lower()}:
-        return f"cross-origin decision refused (from {origin})"
-    if headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-        return f"cross-site decision refused (Sec-Fetch-Site: {headers.get('sec-fetch-site')})"
-    return None
+    def __init__(self, app: ASGIApp, access: Access) -> None:
+        self.app = app
+        self.access = access
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        path = request.url.path
+        write = request.method not in SAFE_METHODS
+        sessions = self.access.sessions
+        if sessions is None:
+            viewer = Viewer(name=None, role="admin", csrf=self.access.local_csrf, local=True)
+        elif path in PUBLIC_PATHS:
+            scope.setdefault("state", {})["viewer"] = None
+            await self.app(scope, receive, send)
+            return
+        else:
+            found = await run_in_threadpool(sessions.read, request.cookies.get(SESSION_COOKIE))
+            if found is None:
+                response: Response
+                if write or path.startswith("/api/"):
+                    response = _error(401, "sign in first (your session is missing, expired or its account disabled)")
+                else:
+                    target = path + (f"?{request.url.query}" if request.url.query else "")
+                    response = RedirectResponse("/login?" + urlencode({"next": target}), status_code=303)
+                response.delete_cookie(SESSION_COOKIE, path="/")
+                await response(scope, receive, send)
+                return
+            session, account = found
+            viewer = Viewer(name=account.name, role=account.role, csrf=session.csrf, local=False)
+        if write:
+            given = request.headers.get(CSRF_HEADER)
+            if not csrf_ok(given, viewer.csrf) and request.headers.get("content-type", "").startswith(
+                    "application/x-www-form-urlencoded"):
+                form = await request.form()
+                token = form.get("csrf")
+                given = token if isinstance(token, str) else None
+                scope["_tribunal_form"] = form
+            if not csrf_ok(given, viewer.csrf):
+                await _error(403, "the request carries no valid CSRF token (X-CSRF-Token): reload the page")(
+                    scope, receive, send)
+                return
+        scope.setdefault("state", {})["viewer"] = viewer
+        await self.app(scope, receive, send)
 
 
-def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
-    """The Starlette application over one run's review state; it answers only to `allowed_hosts`."""
+def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS, access: Access | None = None) -> Starlette:
+    """The Starlette application over one run's review state; it answers only to `allowed_hosts`.
+
+    `access` says who may use it (`Access`; default: the single-user page)."""
     env = _environment()
     hosts = list(allowed_hosts)
+    access = access or Access()
+    team = Team(state, access.sessions) if access.sessions is not None else None
+    if team is not None:
+        team.refresh()
+
+    def visible(viewer: Viewer) -> list[QueueItem] | None:
+        """The items the viewer may open: a reviewer's assignments; everything for a lead (None)."""
+        if viewer.lead or team is None:
+            return None
+        return team.assigned_items(str(viewer.name))
+
+    def view_of(viewer: Viewer, item: QueueItem, load: AdjudicationLoad) -> ItemView:
+        if viewer.lead or team is None:
+            return ItemView()
+        c = team.campaign_for(item.key, viewer.name)
+        mine = visible(viewer)
+        if c is None:
+            return ItemView(blind=True, hide_others=True, visible=mine)
+        decided = team.decided_by(load, c, item.key, str(viewer.name))
+        return ItemView(blind=c.blind, hide_vendors=c.hide_vendors, hide_others=c.blind and not decided, visible=mine)
+
+    def is_decided(viewer: Viewer, item: QueueItem, load: AdjudicationLoad,
+                   latest: Mapping[tuple[str, ...], Adjudication]) -> bool:
+        if viewer.lead or team is None:
+            return item.key in latest
+        c = team.campaign_for(item.key, viewer.name)
+        return c is not None and team.decided_by(load, c, item.key, str(viewer.name))
 
     def base(request: Request, load: AdjudicationLoad) -> dict[str, Any]:
+        viewer = _viewer(request)
         filters = _filters(request)
+        blind = not viewer.lead
+        if blind:
+            filters["system"] = ""
         return {
             "run_id": state.data.run_id, "run_uri": state.data.run_uri, "filters": filters, "qs": _qs(filters),
-            "systems": state.data.systems(), "tasks": state.data.tasks(), "categories": state.categories,
-            "problems": load.problems, "seed": state.seed, "sample": state.sample, "counts": state.counts(),
+            "systems": [] if blind else state.data.systems(), "tasks": state.data.tasks(),
+            "categories": state.categories, "problems": load.problems if viewer.lead else [], "seed": state.seed,
+            "sample": state.sample, "counts": state.counts(), "viewer": viewer, "csrf": viewer.csrf,
+            "insecure": access.insecure, "team": access.team,
         }
 
+    def pool(request: Request) -> tuple[list[QueueItem], dict[str, str]]:
+        viewer = _viewer(request)
+        filters = _filters(request)
+        if not viewer.lead:
+            filters["system"] = ""
+        mine = visible(viewer)
+        items = state.queue if mine is None else mine
+        return [i for i in items if i.matches(filters["system"], filters["task"], filters["category"])], filters
+
     def index(request: Request) -> Response:
+        viewer = _viewer(request)
         load = state.log.refresh()
         latest = load.latest()
         ctx = base(request, load)
-        items = _filtered(state, ctx["filters"])
-        first = next((i for i in items if i.key not in latest), items[0] if items else None)
+        items, _ = pool(request)
+        decided = {i.key for i in items if is_decided(viewer, i, load, latest)}
+        first = next((i for i in items if i.key not in decided), items[0] if items else None)
+        shown_latest = latest if viewer.lead else {}
+        listed = items[:MAX_LISTED] if viewer.lead else [blinded(i) for i in items[:MAX_LISTED]]
         return _page(env, "index.html.j2", {
-            **ctx, "items": items[:MAX_LISTED], "n_filtered": len(items), "max_listed": MAX_LISTED,
-            "decided": sum(1 for i in items if i.key in latest), "latest": latest, "labels": SECTION_LABELS,
+            **ctx, "items": listed, "n_filtered": len(items), "max_listed": MAX_LISTED,
+            "decided": len(decided), "latest": shown_latest, "labels": SECTION_LABELS, "mine": decided,
             "start_url": f"/item/{first.n}{ctx['qs']}" if first else None,
+            "no_assignments": not viewer.lead and not items,
         })
 
     def start(request: Request) -> Response:
-        latest = state.log.refresh().latest()
-        filters = _filters(request)
-        items = _filtered(state, filters)
-        first = next((i for i in items if i.key not in latest), items[0] if items else None)
+        viewer = _viewer(request)
+        load = state.log.refresh()
+        latest = load.latest()
+        items, filters = pool(request)
+        first = next((i for i in items if not is_decided(viewer, i, load, latest)), items[0] if items else None)
         return RedirectResponse(f"/item/{first.n}{_qs(filters)}" if first else "/" + _qs(filters), status_code=303)
 
     def item_page(request: Request) -> Response:
+        viewer = _viewer(request)
         n = int(request.path_params["n"])
         if not 0 <= n < len(state.queue):
             return PlainTextResponse(f"no item {n}: the queue has {len(state.queue)} items", status_code=404)
         item = state.queue[n]
+        mine = visible(viewer)
+        if mine is not None and item not in mine:
+            return PlainTextResponse(f"item {n} is not assigned to {viewer.name}", status_code=403)
         filters = _filters(request)
+        if not viewer.lead:
+            filters["system"] = ""
         if not item.matches(filters["system"], filters["task"], filters["category"]):
             return RedirectResponse("/start" + _qs(filters), status_code=303)
         load = state.log.refresh()
-        return _page(env, "item.html.j2", {**base(request, load), **item_context(state, item, filters, load)})
+        view = view_of(viewer, item, load)
+        ctx = {**base(request, load), **item_context(state, item, filters, load, view)}
+        if team is not None:
+            c = team.campaign_for(item.key, None if viewer.lead else viewer.name)
+            held = team.reserve(item.key, str(viewer.name), c)
+            ctx["reserved_by"] = held
+            ctx["campaign"] = c
+            ctx["resolvable"] = viewer.lead and c is not None and str(viewer.name) not in team.assignment(c).get(item.key, [])
+            ctx["data"] = {**ctx["data"], "resolve": ctx["resolvable"]}
+            if view.hide_others and not view.blind:
+                ctx["hidden_others"] = True
+        return _page(env, "item.html.j2", ctx)
 
     def api_queue(request: Request) -> Response:
+        viewer = _viewer(request)
         load = state.log.refresh()
         latest = load.latest()
-        items = _filtered(state, _filters(request))
+        items, _ = pool(request)
+        if viewer.lead:
+            rows = queue_json(state, items, latest)
+        else:
+            rows = []
+            for i in items:
+                mine = [d for d in load.decisions if d.item == i.key and d.reviewer == viewer.name]
+                row = {**blinded(i).as_json(), "key": [item_token(i.key)],
+                       "decision": _decision_json(max(mine, key=Adjudication.order)) if mine else None}
+                rows.append(row)
         return JSONResponse({
             "run_id": state.data.run_id, "seed": state.seed, "total": len(items),
-            "decided": sum(1 for i in items if i.key in latest), "items": queue_json(state, items, latest),
-            "problems": load.problems,
+            "decided": sum(1 for i in items if is_decided(viewer, i, load, latest)), "items": rows,
+            "problems": load.problems if viewer.lead else [], "csrf": viewer.csrf,
+            "account": viewer.name, "role": viewer.role,
         })
 
-    def record(body: DecisionIn) -> Response:
+    def record(body: DecisionIn, viewer: Viewer) -> Response:
         if not 0 <= body.item < len(state.queue):
             return _error(404, f"no item {body.item}: the queue has {len(state.queue)} items")
         item = state.queue[body.item]
-        if body.key is not None and tuple(body.key) != item.key:
-            return _error(409, f"item {body.item} is {'/'.join(item.key)} here, not {'/'.join(body.key)}: "
+        if body.key is not None and body.key not in (list(item.key), [item_token(item.key)]):
+            return _error(409, f"item {body.item} is another item here than the page showed: "
                                "reload the page (the queue was built with other settings)")
-        if not body.reviewer.strip():
-            return _error(400, "a reviewer name is required: type your name in the reviewer field")
+        campaign_id: str | None = None
+        required: int | None = None
+        resolution = False
+        if viewer.local:
+            reviewer = body.reviewer.strip()
+            if not reviewer:
+                return _error(400, "a reviewer name is required: type your name in the reviewer field")
+        else:
+            assert team is not None
+            reviewer = str(viewer.name)
+            if body.reviewer.strip() and body.reviewer.strip() != reviewer:
+                return _error(403, f"you are signed in as {reviewer}: a decision is recorded under the signed-in "
+                                   f"account, never under another ({body.reviewer.strip()!r})")
+            mine = team.campaign_for(item.key, reviewer)
+            anyone = team.campaign_for(item.key)
+            if body.resolve and not viewer.lead:
+                return _error(403, f"{reviewer} is a reviewer: only a lead resolves a disagreement")
+            if viewer.lead and anyone is not None and (body.resolve or mine is None):
+                campaign_id, required, resolution = anyone.campaign_id, anyone.k, True
+            elif mine is not None:
+                campaign_id, required = mine.campaign_id, mine.k
+            elif not viewer.lead:
+                return _error(403, f"item {body.item} is not assigned to {reviewer}")
+            held = team.holder(item.key, reviewer, mine or anyone)
+            if held is not None:
+                return _error(409, f"item {body.item} is reserved by {held[0]} until "
+                                   f"{held[1].strftime('%H:%M')} UTC: take another item")
         if not body.reason.strip():
             return _error(400, "a reason is required: say why, in a few words")
         if len(body.reason.strip()) > MAX_REASON_CHARS:
@@ -374,9 +540,9 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS
                 run_id=state.data.run_id, grading_id=item.grading_id, kind=item.kind, system=item.system,
                 task_id=item.task_id,
                 flag_index=item.flag_index, criterion_id=item.criterion_id, judge=item.judge,
-                decision=body.decision, materiality=body.materiality, reviewer=body.reviewer.strip(),
-                reason=body.reason.strip(), queue=item.section,
-                seed=state.seed if item.section in ("sample", "full") else None,
+                decision=body.decision, materiality=body.materiality, reviewer=reviewer,
+                reason=body.reason.strip(), queue=item.section, campaign_id=campaign_id, required=required,
+                resolution=resolution, seed=state.seed if item.section in ("sample", "full") else None,
             )
             decision = state.data.identified(decision)  # the grading and the claim it was made on
         except ValidationError as exc:
@@ -384,11 +550,19 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS
             return _error(400, str(first["msg"]).removeprefix("Value error, "))
         try:
             uri = state.log.record(decision)
+            if team is not None:
+                team.record("resolution" if resolution else "decision", reviewer, campaign_id=campaign_id,
+                            item=item.key, decision_id=decision.decision_id,
+                            detail={"decision": decision.decision, "materiality": decision.materiality})
         except TribunalError as exc:
             return _error(500, str(exc))
-        latest = state.log.refresh().latest()
+        load = state.log.refresh()
+        latest = load.latest()
+        out = _decision_json(decision) or {}
+        if not viewer.lead:
+            out = {k: v for k, v in out.items() if k not in ("system",)}
         return JSONResponse({
-            "recorded": uri, "decision": _decision_json(decision),
+            "recorded": uri if viewer.lead else fs.basename(uri), "decision": out,
             "decided": sum(1 for i in state.queue if i.key in latest), "total": len(state.queue),
         }, status_code=201)
 
@@ -414,7 +588,7 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             return _error(400, f"{where}: {first['msg']}" if where else str(first["msg"]))
-        return await run_in_threadpool(record, body)
+        return await run_in_threadpool(record, body, _viewer(request))
 
     def health(request: Request) -> Response:
         return PlainTextResponse("ok")
@@ -424,7 +598,15 @@ def create_app(state: ReviewState, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS
         Route("/api/queue", api_queue), Route("/api/decisions", post_decision, methods=["POST"]),
         Route("/healthz", health),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)])
+    if team is not None:
+        routes += signin_routes(env, state, team, access, hosts, _page)
+        routes += lead_routes(env, state, team, base, _page)
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=hosts), Middleware(AuthMiddleware, access=access)]
+    if access.oidc is not None and access.sessions is not None:
+        # Authlib keeps the OpenID state, nonce and PKCE verifier here between the redirect and the callback
+        middleware.append(Middleware(SessionMiddleware, secret_key=access.sessions.secret, session_cookie=OIDC_COOKIE,
+                                     max_age=600, same_site="lax", https_only=access.sessions.secure))
+    return Starlette(routes=routes, middleware=middleware)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -452,24 +634,27 @@ def allowed_names(host: str, extra: Sequence[str] = ()) -> list[str]:
         names += [socket.gethostname(), socket.getfqdn()]
     else:
         names += [host, shown]
-    names += [_hostname(h.strip()) for h in extra if h.strip()]
+    names += [hostname(h.strip()) for h in extra if h.strip()]
     return list(dict.fromkeys(n for n in names if n))
 
 
 def serve(state: ReviewState, host: str, port: int, on_ready: Callable[[str], None],
-          allowed_hosts: Sequence[str] = ()) -> None:
-    """Serve the application until interrupted; `on_ready` gets the URL once the port is listening."""
+          allowed_hosts: Sequence[str] = (), access: Access | None = None,
+          tls: tuple[str, str] | None = None) -> None:
+    """Serve the application until interrupted; `on_ready` gets the URL once the port is listening.
+
+    `tls` is (certificate, key) in PEM: uvicorn's own TLS (`ssl_certfile`, `ssl_keyfile`)."""
     import uvicorn
 
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    app = create_app(state, allowed_hosts=allowed_names(host, allowed_hosts))
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    app = create_app(state, allowed_hosts=allowed_names(host, allowed_hosts), access=access)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
+                            ssl_certfile=tls[0] if tls else None, ssl_keyfile=tls[1] if tls else None)
     server = uvicorn.Server(config)
-    on_ready(f"http://{shown}:{actual}/")
+    on_ready(f"{'https' if tls else 'http'}://{shown}:{actual}/")
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
-

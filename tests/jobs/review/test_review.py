@@ -63,7 +63,7 @@ from tests.ray_start import PROGRESS_DEADLINE_S
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 REPO = Path(__file__).resolve().parents[3]
-URL = re.compile(r"http://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/")
+URL = re.compile(r"(https?)://(?:127\.0\.0\.1|0\.0\.0\.0):(\d+)/")
 
 # -- a built run (no Ray) ----------------------------------------------------------------------------
 
@@ -259,7 +259,7 @@ def serving(run: str, *args: str) -> Iterator[str]:
                 raise AssertionError(f"tribunal review exited ({proc.wait()}) without serving:\n{''.join(seen)}")
             seen.append(line)
             match = URL.search(line)
-        port = int(match.group(1))
+        scheme, port = match.group(1), int(match.group(2))
         deadline = time.monotonic() + 60
         while True:  # readiness: the port accepts a connection
             try:
@@ -272,7 +272,7 @@ def serving(run: str, *args: str) -> Iterator[str]:
                     proc.wait(timeout=0.05)
                 except subprocess.TimeoutExpired:
                     pass
-        yield f"http://127.0.0.1:{port}/"  # served on every address (0.0.0.0) too: reached on the loopback
+        yield f"{scheme}://127.0.0.1:{port}/"  # served on every address (0.0.0.0) too: reached on the loopback
     finally:
         proc.terminate()
         try:
@@ -287,9 +287,16 @@ def _get_json(url: str) -> Any:
         return json.loads(r.read())
 
 
+def _csrf(url: str) -> str:
+    """The page's CSRF token, as its script reads it (every write carries it)."""
+    token: str = _get_json(url + "api/queue")["csrf"]
+    return token
+
+
 def _post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
     req = urllib.request.Request(url + "api/decisions", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", **(headers or {})})
+                                 headers={"Content-Type": "application/json", "X-CSRF-Token": _csrf(url),
+                                          **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, json.loads(r.read())
@@ -592,8 +599,11 @@ def test_served_on_every_address_a_foreign_host_or_origin_is_refused_on_every_wr
     run = tmp_path / "run"
     shutil.copytree(built, run)
     item, ok = _flag_item(str(run))
-    with serving(str(run), "--host", "0.0.0.0", "--allowed-host", "review.lab.example") as url:
+    # every address without TLS or accounts is refused unless --insecure (tests/jobs/review/test_security.py)
+    with serving(str(run), "--host", "0.0.0.0", "--allowed-host", "review.lab.example", "--insecure") as url:
         port = url.rsplit(":", 1)[1].strip("/")
+        with urllib.request.urlopen(url, timeout=60) as r:  # --insecure is said on every page
+            assert 'id="insecure"' in r.read().decode()
         # a page of evil.example whose name was rebound to this machine: its own Host and Origin
         rebound = {"Host": f"evil.example:{port}", "Origin": f"http://evil.example:{port}"}
         assert _post(url, ok, rebound)[0] in (400, 403)
@@ -621,6 +631,7 @@ def test_a_reason_over_the_documented_limit_is_refused_before_it_is_stored(built
         try:
             conn.putrequest("POST", "/api/decisions")
             conn.putheader("Content-Type", "application/json")
+            conn.putheader("X-CSRF-Token", _csrf(url))
             conn.putheader("Content-Length", str(len(big)))
             conn.endheaders(big[:65536])  # the server answers on the headers; the rest is never sent
             response = conn.getresponse()
