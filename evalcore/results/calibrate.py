@@ -127,6 +127,10 @@ class AuditorCalibration(BaseModel):
     stage2_confirmed_not_real: int = Field(description="Confirmed flags matching no label.")
     not_reviewed: int = Field(
         default=0, description="Confirmed flags no label says anything about (review labels only): not scored.")
+    recall_measured: bool = Field(
+        default=True, description="False with labels from review decisions (not exhaustive): a hallucination "
+        "nobody flagged is never labelled, so `recall` and `stage1_recall` count only the flags reviewers upheld and "
+        "say nothing; shown as not measured.")
 
 
 class Calibration(BaseModel):
@@ -327,6 +331,7 @@ class _Calibrator:
             by_category=by_category, materiality=confusion,
             stage2_rejected_real=s2["rejected_real"], stage2_rejected_not_real=s2["rejected_not_real"],
             stage2_confirmed_not_real=s2["confirmed_not_real"], not_reviewed=not_reviewed,
+            recall_measured=labels.exhaustive,
         )
 
 

@@ -10,6 +10,7 @@ from rich.text import Text
 from evalcore.results.calibrate import Calibration
 from evalcore.results.leaderboard import ALL_AREAS
 from evalcore.results.repeatability import Repeatability
+from evalcore.results.stats import Interval
 from jobs.display.leaderboard import CI_MARKUP, interval_cell, interval_column
 from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
 
@@ -43,15 +44,19 @@ def calibration_blocks(cal: Calibration) -> list[Block]:
                    interval_column("recall", "recall"), Column("confirmed", "number"), Column("true", "number"),
                    interval_column("precision", "precision")],
                   title=f"Auditor on {a.audited_submissions} audited labelled submissions", box=box.SIMPLE_HEAVY)
+    def recall(iv: Interval) -> Cell:  # review labels are not exhaustive: a recall of them would be 100 % by construction
+        return interval_cell(iv) if a.recall_measured else Cell("not measured", None)
+
     for c in a.by_category:
-        t.add_row(c.category, Cell(str(c.labelled), c.labelled), Cell(str(c.found), c.found), interval_cell(c.recall),
+        t.add_row(c.category, Cell(str(c.labelled), c.labelled), Cell(str(c.found), c.found), recall(c.recall),
                   Cell(str(c.confirmed), c.confirmed), Cell(str(c.true), c.true), interval_cell(c.precision))
     t.add_row(Cell(Text("all", style="bold"), "all"), Cell(str(a.labelled), a.labelled), Cell(str(a.found), a.found),
-              interval_cell(a.recall), Cell(str(a.confirmed), a.confirmed),
+              recall(a.recall), Cell(str(a.confirmed), a.confirmed),
               Cell(str(a.true_confirmed), a.true_confirmed), interval_cell(a.precision))
     blocks.append(t)
+    stage1 = a.stage1_recall.text(ci=CI_MARKUP) if a.recall_measured else "not measured"
     blocks.append(Text.from_markup(
-        f"Stage 1 recall {a.stage1_recall.text(ci=CI_MARKUP)}; Stage 2 rejected {a.stage2_rejected_real} real and "
+        f"Stage 1 recall {stage1}; Stage 2 rejected {a.stage2_rejected_real} real and "
         f"{a.stage2_rejected_not_real} unreal flags, confirmed {a.stage2_confirmed_not_real} unreal; "
         f"{a.not_audited} labelled hallucination(s) in submissions not audited. "
         f"Materiality (expert → auditor): {escape(materiality_text(a.materiality))}."))

@@ -135,3 +135,8 @@ def test_from_decisions_an_overturned_flag_is_a_false_positive_and_an_unreviewed
     assert unreviewed >= 1 and a.not_reviewed == unreviewed
     assert any(f"{unreviewed} confirmed flag(s)" in n and "not scored" in n for n in cal.notes)
     assert any("on 3 submission(s)" in n for n in cal.notes)
+    # an upheld flag is its own label: a recall over review labels would be 100 % by construction
+    assert not a.recall_measured and a.recall.value == 1.0
+    out = CliRunner().invoke(app, ["calibrate", str(run)], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "Stage 1 recall not measured" in out.output and "100.0%" not in out.output.split("Auditor on")[1]
