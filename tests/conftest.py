@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.browser import browser  # noqa: F401 (the module-scoped Chromium fixture, for every test module)
+
 # --------------------------------------------------------------------------------------------
 # Environment isolation
 # --------------------------------------------------------------------------------------------

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import os
 import re
 import shutil
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,20 +31,10 @@ from evalcore.storage.run import open_run
 from evalcore.storage.run_folder import REPORT_HTML
 from evalcore.storage.store import RunRecord
 from jobs.per_run.report import NO_SOURCE, ReportLimits, write_report
+from tests.browser import needs_chromium
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 INJECTION = '</script><script>alert("x")</script><img src=x onerror=alert(1)> & \u2028'
-
-needs_chromium = pytest.mark.skipif(
-    not CHROMIUM.exists() and not os.environ.get("CI"),
-    reason="Debian's chromium is not installed at /usr/bin/chromium (apt-get install -y chromium); "
-    "in CI this test runs and fails instead of skipping",
-)
 
 
 def _inject_reasoning(run: Path) -> str:
@@ -245,18 +233,6 @@ def _recorder(dialogs: list[str]) -> Any:
         dialog.dismiss()
 
     return on_dialog
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.mark.browser

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urldefrag, urlparse
@@ -32,8 +31,8 @@ from evalcore.storage.store import RunRecord, read_table
 from jobs.cli.app import app
 from jobs.release.create import create_release
 from jobs.release.publish import publish_release, slug
+from tests.browser import needs_chromium
 from tests.conftest import BenchBuilder
-from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 
 SENTINEL = "ZEBRA-OCTOPUS-7731"
@@ -164,18 +163,6 @@ def test_the_downloads_open_in_pandas_and_duckdb_and_validate_against_the_publis
     assert [s for s, _, _ in via_parquet] == [s for s, _, _ in via_csv] and len(via_parquet) == len(document["systems"])
     assert [b for _, *b in via_parquet] == [pytest.approx(b) for _, *b in via_csv]
     assert [s for s, _, _ in via_parquet] == [r["system"] for r in sorted(document["systems"], key=lambda r: (r["rank"], r["system"]))]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.mark.browser

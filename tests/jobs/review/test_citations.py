@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from evalcore.grounding.normalise import normalise_quote_text
 from jobs.review.app import ReviewState
 from jobs.review.citations import cite, quoted_parts
-from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.jobs.review.test_review import serving
 from tests.runfolder import SYSTEMS, RunSpec, build_run
 

@@ -21,7 +21,7 @@ import pytest
 
 from evalcore.results import review_trail
 from jobs.review import accounts
-from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.jobs.review.team_run import build_team_run, users_file
 from tests.jobs.review.test_review import serving
 

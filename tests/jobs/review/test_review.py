@@ -56,8 +56,8 @@ from jobs.review.context import mark, page_text
 from jobs.review.decisions import DecisionLog
 from jobs.review.impact import Scorer
 from jobs.review.queue import QueueItem, RunData, build_queue
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.conftest import create_bucket, upload_tree
-from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.jobs.samples import cut_sample
 from tests.ray_start import PROGRESS_DEADLINE_S
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth

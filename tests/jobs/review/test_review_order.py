@@ -12,7 +12,7 @@ import pytest
 from evalcore.results import adjudications as adj
 from jobs.review.app import ReviewState
 from jobs.review.queue import RunData, build_queue
-from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.jobs.review.test_review import serving
 from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
 

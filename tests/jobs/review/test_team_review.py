@@ -24,7 +24,7 @@ from jobs.per_run.calibrate import calibrate_run
 from jobs.per_run.reduce import reduce_run
 from jobs.per_run.report import write_report
 from jobs.review.state import ReviewState
-from tests.jobs.per_run.test_report import CHROMIUM, CHROMIUM_ARGS, needs_chromium
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, needs_chromium
 from tests.jobs.review.team_run import PASSWORD, PAYLOAD, TASK, build_team_run, users_file
 from tests.jobs.review.test_review import serving
 from tests.runfolder import SYSTEMS
