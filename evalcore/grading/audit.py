@@ -169,7 +169,7 @@ async def run_audit(
             vreply = VendorError(
                 cfg.name, cfg.model, ErrorKind.BAD_OUTPUT, problem, attempts=vreply.attempts,
                 rate_limited=vreply.rate_limited, request_id=vreply.request_id,
-                billed_tokens=(u.input_tokens, u.cached_input_tokens, u.output_tokens, u.reasoning_tokens),
+                billed_tokens=u.as_error_tokens(),
                 cost_usd=vreply.cost_usd, earlier=tuple(vreply.earlier),
             )
     calls.extend(call_rows(ctx, cfg, vrequest, vreply))

@@ -37,6 +37,16 @@ class Usage(BaseModel):
         return BilledTokens(self.input_tokens, self.cached_input_tokens, self.output_tokens,
                             self.cache_write_tokens, self.cache_write_1h_tokens)
 
+    def as_error_tokens(self) -> tuple[int, int, int, int]:
+        """(input, cached input, output, reasoning): what a `VendorError` carries as `billed_tokens`."""
+        return (self.input_tokens, self.cached_input_tokens, self.output_tokens, self.reasoning_tokens)
+
+    @classmethod
+    def of_error(cls, error: VendorError) -> Usage:
+        """What a failed call was billed (`VendorError.billed_tokens`) as a usage."""
+        i, c, o, r = error.billed_tokens
+        return cls(input_tokens=i, cached_input_tokens=c, output_tokens=o, reasoning_tokens=r)
+
     def __add__(self, other: Usage) -> Usage:
         """Both usages together: a call's billed usage is the sum over its attempts (online or batch)."""
         return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})

@@ -349,7 +349,7 @@ class AdapterBase(ABC, Generic[C]):
             attempts=state.attempts,
             rate_limited=state.rate_limited,
             request_id=request_id,
-            billed_tokens=(b.input_tokens, b.cached_input_tokens, b.output_tokens, b.reasoning_tokens),
+            billed_tokens=b.as_error_tokens(),
             cost_usd=cost,
             earlier=earlier,
         )

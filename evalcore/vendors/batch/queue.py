@@ -161,6 +161,14 @@ class _Held(Exception):
     """--detach: the batch does not fit in the vendor's batch queue now, and nothing here will wait."""
 
 
+class _Final(Exception):
+    """A failure no retry can help (a second stop at the output cap): `error` is the call's end."""
+
+    def __init__(self, error: VendorError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class _Resplit(Exception):
     """The batch was closed before the vendor's lower queue limit was learned and exceeds it: not
     sent; its requests are queued again (split at that limit)."""
@@ -351,6 +359,9 @@ class BatchingVendor:
                 larger = self._larger_cap(item, request) if not truncated_before else None
                 if larger is not None:  # stopped at its cap: its own paid row, and once more at a larger cap
                     capped.append(self._capped_attempt(item, request, larger, tried))
+                    # in the call's totals too, as online: its rows add up to what the call was billed
+                    billed += item.usage
+                    cost += self._billed(item)
                     self._mark(batch_id, cid, "bad_output")
                     request = request.model_copy(update={"max_output_tokens": larger})
                     state.attempts -= 1  # not a failure of the request's: it was answered, too short
@@ -363,8 +374,13 @@ class BatchingVendor:
                 billed, cost, request_id = reply
                 failure = Failure(ErrorKind.BAD_OUTPUT, None, self.api.redact(item.problem or item.error or ""))
                 self._mark(batch_id, cid, "bad_output")
+                if truncated_before and item.capped:  # a second stop at the cap is final, as online:
+                    raise _Final(self._failed(request, failure, state, request_id, billed, cost, capped))
             except BatchPending:
                 raise
+            except _Final as final:  # retrying it (in a batch or online) would be a runaway
+                self.stats["failed"] += 1
+                raise final.error from None
             except _Moved:  # the same batch under the id the vendor knows: wait on that one
                 tried.pop()
                 state.attempts -= 1
@@ -400,26 +416,41 @@ class BatchingVendor:
             self.stats["failed_attempts"] += 1
             if next_delay(self.cfg.retry, failure, state, 0.0, self._rng) is None:
                 self.stats["failed"] += 1
-                raise VendorError(
-                    self.name, self.model, failure.kind, f"batch: {failure.cause}", attempts=state.attempts,
-                    request_id=request_id,
-                    billed_tokens=(billed.input_tokens, billed.cached_input_tokens, billed.output_tokens,
-                                   billed.reasoning_tokens),
-                    cost_usd=cost, earlier=(*self._lost_attempts(request), *capped),
-                )
+                raise self._failed(request, failure, state, request_id, billed, cost, capped)
             log.info("%s: batch attempt %d failed (%s), retrying: %s", self.name, state.attempts,
                      failure.kind.value, failure.cause)
             if self.settings.retry_online and self.online is not None:
                 self.stats["online_retries"] += 1
-                reply = await self.online.complete(request, schema)
+                earlier = [*self._lost_attempts(request), *capped]
+                try:
+                    reply = await self.online.complete(request, schema)
+                except VendorError as exc:  # what the batch attempts were billed stays on the call
+                    raise VendorError(
+                        exc.vendor, exc.model, exc.kind, exc.cause,
+                        attempts=state.attempts + len(earlier) + exc.attempts, rate_limited=exc.rate_limited,
+                        request_id=exc.request_id or request_id,
+                        billed_tokens=(billed + Usage.of_error(exc)).as_error_tokens(),
+                        cost_usd=cost + exc.cost_usd, earlier=(*earlier, *exc.earlier),
+                    ) from exc
                 return reply.model_copy(update={  # what the batch attempts were billed stays on the call
-                    "earlier": [*capped, *reply.earlier],
+                    "earlier": [*earlier, *reply.earlier],
                     "usage": billed + reply.usage,
                     "cost_usd": cost + reply.cost_usd,
-                    "attempts": state.attempts + reply.attempts,
+                    "attempts": state.attempts + len(earlier) + reply.attempts,
                     # the span too: from the first batch's submission to the online answer
                     "started_at": min(self._span(tried, reply.started_at)[0], reply.started_at),
                 })
+
+    def _failed(self, request: JudgeRequest, failure: Failure, state: RetryState, request_id: str | None,
+                billed: Usage, cost: float, capped: list[EarlierAttempt]) -> VendorError:
+        """The call's final failure, carrying everything it was billed: its batches' answers that were
+        unusable and its truncated attempts (each also its own row: `EarlierAttempt`), and the attempts
+        lost with their batches; `attempts` counts them all, as online."""
+        earlier = (*self._lost_attempts(request), *capped)
+        return VendorError(
+            self.name, self.model, failure.kind, f"batch: {failure.cause}", attempts=state.attempts + len(earlier),
+            request_id=request_id, billed_tokens=billed.as_error_tokens(), cost_usd=cost, earlier=earlier,
+        )
 
     async def complete_many(
         self, requests: list[JudgeRequest], schema: type[T]
@@ -515,7 +546,7 @@ class BatchingVendor:
             cost_usd=cost,
             started_at=started_at,
             ended_at=ended_at,
-            attempts=state.attempts,
+            attempts=state.attempts + len(earlier or []),  # as online: the earlier attempts are attempts too
             request_id=item.request_id,
             vendor=self.name,
             model=self.model,

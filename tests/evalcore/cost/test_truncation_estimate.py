@@ -18,8 +18,10 @@ from evalcore.grading.calls import truncation_rates
 from evalcore.storage.store import read_table
 from tests.evalcore.cost.lab_run import grade_lab
 
-REASONING = {"medium": {"median": 3000, "sigma": 0.3}}
-"""P(reasoning > the rubric's 4,352-token cap) ~ 11 %; above its 8,704-token retry cap ~ 0.02 %."""
+REASONING = {"medium": {"median": 3000, "sigma": 0.3, "cap": 6000}}
+"""P(reasoning > the rubric's 4,352-token cap) ~ 11 %; never above its 8,704-token retry cap (the
+draw's cap): uncapped, ~0.02 % of calls would stop twice, a final bad output in ~8 % of runs (the
+draw depends on the prompts' random fences), and this test would fail by chance."""
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from doubles.emulators import BatchSettings, EmulatorConfig, EmulatorSet, Static
 from evalcore.config.models import BatchConfig, Price, RetryPolicy, VendorConfig
 from evalcore.cost.cost_cap import CostLedger, LocalLedger, worst_case_usd
 from evalcore.errors import ErrorKind, VendorError
+from evalcore.grading.calls import GradingContext, call_rows
 from evalcore.vendors.adapters.xai import NO_PROMPTS_IN_TELEMETRY, split_endpoint
 from evalcore.vendors.batch.journal import BatchJournal, BatchRecord, load_all
 from evalcore.vendors.batch.queue import BatchingVendor, BatchPending
@@ -60,6 +61,8 @@ def vendor_config(adapter: str, endpoint: str, **extra: object) -> VendorConfig:
 @pytest.fixture(autouse=True)
 def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRIBUNAL_TEST_BATCH_KEY", "batch-key-0123456789")
+
+CTX = GradingContext("run-1", "g-1", "sys::area/task", "sys", "area/task", "area")
 
 
 def batching(cfg: VendorConfig, run: str, *, detach: bool = False, online: bool = False,
@@ -372,4 +375,37 @@ async def test_an_answer_that_stopped_at_its_cap_in_a_batch_is_sent_once_more_at
     [attempt] = reply.earlier
     assert attempt.max_output_tokens == 600 and "1,200-token cap" in attempt.reason
     assert attempt.usage["output_tokens"] == 600 and attempt.cost_usd > 0
-    assert reply.usage.output_tokens > 600  # the retry's own answer, priced apart from the capped one
+    # as online: the reply's totals hold both attempts, and its rows add up to them
+    truncated, answered = call_rows(CTX, cfg, request(0), reply, criterion_id="C-1")
+    assert (truncated.outcome, truncated.attempts, truncated.output_tokens) == ("truncated", 1, 600)
+    assert (answered.outcome, answered.attempts, answered.max_output_tokens) == ("ok", 1, 1200)
+    billed = [i.decision.usage for b in sorted(store.batches.values(), key=lambda b: b.created_clock)
+              for i in b.items.values() if i.decision is not None and i.decision.usage is not None]
+    assert [(truncated.input_tokens, truncated.output_tokens), (answered.input_tokens, answered.output_tokens)] == [
+        (u.input_tokens, u.output_tokens) for u in billed]
+    assert truncated.output_tokens + answered.output_tokens == reply.usage.output_tokens > 600
+    assert answered.output_tokens > 0 and answered.cost_usd > 0
+    assert truncated.cost_usd + answered.cost_usd == pytest.approx(reply.cost_usd)
+
+
+async def test_a_second_stop_at_the_cap_in_a_batch_is_a_final_bad_output_not_retried_online(tmp_path) -> None:
+    """As online: one retry at a larger cap, and a second stop is final whatever the bad-output
+    allowance (the same prompt reasons alike, so a third attempt would stop again: a runaway) — not
+    sent online either. Both paid attempts are on the call: the first as its own `truncated` row."""
+    config = EmulatorConfig(price=PRICE, reasoning_tokens={"low": 5000})  # more than both caps hold
+    async with EmulatorSet(config, responder=StaticResponder(ANSWER)) as emus:
+        cfg = vendor_config("openai", emus.endpoints()["openai"], reasoning_effort="low")
+        vendor = batching(cfg, str(tmp_path), online=True)
+        try:
+            [err] = await vendor.complete_many([request(0).model_copy(update={"max_output_tokens": 600})], Verdict)
+        finally:
+            await vendor.aclose()
+        emu = emus.by_vendor()["openai"]
+    assert isinstance(err, VendorError) and err.kind is ErrorKind.BAD_OUTPUT and err.attempts == 2
+    assert emu.batches.creates == 2
+    assert [r.path for r in emu.requests if not r.path.startswith("batch:")] == []  # nothing went online
+    rows = call_rows(CTX, cfg, request(0), err, criterion_id="C-1")
+    assert [(r.outcome, r.max_output_tokens, r.attempts) for r in rows] == [("truncated", 600, 1),
+                                                                           ("bad_output", 1200, 1)]
+    assert [r.output_tokens for r in rows] == [600, 1200]
+    assert sum(r.cost_usd for r in rows) == pytest.approx(err.cost_usd) and rows[1].cost_usd > 0
