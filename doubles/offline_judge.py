@@ -135,13 +135,14 @@ def _split_pass_fail(criteria: str) -> tuple[str, str]:
     return criteria, ""
 
 
-def _significant_values(text: str) -> list[grounding.Value]:
-    out = []
-    for v in grounding.find_values(text):
-        if v.kind == "number" and v.unit is None and (v.value < 10 or 1900 <= v.value <= 2100):
-            continue
-        out.append(v)
-    return out
+@functools.lru_cache(maxsize=4096)
+def _significant_values(text: str) -> tuple[grounding.Value, ...]:
+    """The values of a criterion's clause that an answer must state (not list numbers or years).
+
+    Cached: a clause is read once per submission and judge (a lab's 128 submissions x 3 judges
+    re-read each task's clauses hundreds of times; finding values was half the offline grading)."""
+    return tuple(v for v in grounding.find_values(text)
+                 if not (v.kind == "number" and v.unit is None and (v.value < 10 or 1900 <= v.value <= 2100)))
 
 
 _NAME = re.compile(
@@ -158,11 +159,12 @@ _AT_LEAST = re.compile(
 )
 
 
-def _requirements(clause: str) -> list[_Requirement]:
+@functools.lru_cache(maxsize=4096)
+def _requirements(clause: str) -> tuple[_Requirement, ...]:
     """Hard elements of a PASS clause: values, quoted strings, labels, multi-word names.
 
     An element preceded in its own phrase by a negation ("does not state $75,000") is marked
-    `negated`: a passing deliverable must NOT contain it.
+    `negated`: a passing deliverable must NOT contain it. Cached by clause, like `_significant_values`.
     """
     found: list[_Requirement] = []
     taken: list[tuple[int, int]] = []
@@ -198,7 +200,7 @@ def _requirements(clause: str) -> list[_Requirement]:
         in_parens = clause.rfind("(", 0, r.start) > clause.rfind(")", 0, r.start)
         optional = r.kind == "name" or (in_parens and r.kind in ("reference", "value", "name"))
         out.append(_Requirement(r.kind, r.text, r.start, r.end, r.value, negated, optional and not negated))
-    return out
+    return tuple(out)
 
 
 def _groups(clause: str, reqs: Sequence[_Requirement]) -> list[list[_Requirement]]:
@@ -232,15 +234,18 @@ def _needed_count(clause: str, n_groups: int) -> int:
 _BOILERPLATE_STEMS = frozenset(grounding.stem(w) for w in _BOILERPLATE)
 
 
-def _key_terms(clause: str, reqs: Sequence[_Requirement]) -> list[str]:
-    """Stems of the PASS clause's content words, minus rubric boilerplate and the hard elements."""
+@functools.lru_cache(maxsize=4096)
+def _key_terms(clause: str) -> tuple[str, ...]:
+    """Stems of the PASS clause's content words, minus rubric boilerplate and the hard elements
+    (`_requirements`). Cached by clause, like them."""
+    reqs = _requirements(clause)
     covered = {grounding.stem(t) for r in reqs for t in grounding.normalise_quote_text(r.text).split()}
     terms: list[str] = []
     for t in grounding.keywords(clause):
         if t in _BOILERPLATE_STEMS or t in covered or t in terms:
             continue
         terms.append(t)
-    return terms
+    return tuple(terms)
 
 
 def _present(req: _Requirement, index: grounding.SourceIndex) -> bool:
@@ -315,7 +320,7 @@ def judge_rubric(parsed: ParsedPrompt) -> RubricAnswer:
     missing = [" or ".join(r.text for r in g) for g in required if g not in present]
     needed_groups = _needed_count(pass_clause, len(required))
     forbidden = [r.text for r in reqs if r.negated and _present(r, index)]
-    terms = _key_terms(pass_clause, reqs)
+    terms = _key_terms(pass_clause)
     tokens = _stems(" ".join(cleaned.values()))
     found_terms = [t for t in terms if t in tokens]
     share = len(found_terms) / len(terms) if terms else 1.0
