@@ -487,11 +487,22 @@ CLI_CASES: list[CliCase] = [
             lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "somedir.csv")], 1,
             ("error: {root}/somedir.csv: a folder, not a decisions file",), breaks=_folder_named_csv),
     CliCase("adjudicate-id-is-a-path", "43", "a decision whose `decision_id` is `../../escaped`",
-            "exit 1: `<file>: row 1: decision_id: String should match pattern …`; nothing written in or outside the "
-            "run (was: a file written two folders up)",
+            "exit 1: `<file>: row 1: decision_id: '../../escaped' may hold only letters, digits, '-' and '_' …`; "
+            "nothing written in or outside the run (was: a file written two folders up; then pydantic's \"String "
+            "should match pattern '^[A-Za-z0-9]…'\")",
             lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
-            ("error: {root}/decisions.jsonl: row 1: decision_id: String should match pattern",),
+            ("error: {root}/decisions.jsonl: row 1: decision_id: '../../escaped' may hold only letters, digits, '-' "
+             "and '_' (at most 64, the first a letter or a digit): it names a file",),
+            absent=("Traceback", "pattern", "^[A-Za-z0-9]"),
             breaks=_decisions_jsonl({"decision_id": "../../escaped"}), leaves_nothing="**/*escaped*"),
+    CliCase("adjudicate-id-with-a-slash", "43", "a decision whose `decision_id` is `ada/1`",
+            "exit 1: `<file>: row 1: decision_id: 'ada/1' may hold only letters, digits, '-' and '_' …`, nothing "
+            "recorded (was: pydantic's \"String should match pattern '^[A-Za-z0-9]…'\")",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
+            ("error: {root}/decisions.jsonl: row 1: decision_id: 'ada/1' may hold only letters, digits, '-' and '_' "
+             "(at most 64, the first a letter or a digit): it names a file",),
+            absent=("Traceback", "pattern", "^[A-Za-z0-9]"),
+            breaks=_decisions_jsonl({"decision_id": "ada/1"}), leaves_nothing="run/adjudications/*"),
     CliCase("adjudicate-decided-in-the-future", "43", "a decision dated 2099-01-01",
             "exit 1: `<file>: row 1: decided_at 2099-01-01T00:00:00+00:00 is in the future (more than 5 minutes ahead "
             "of this clock): it would outrank every later decision`, nothing recorded",
