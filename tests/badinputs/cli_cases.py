@@ -298,9 +298,10 @@ ABSTRACT = SUBMISSIONS / "gpt-strong" / "real-estate" / "lease-abstract" / "abst
 
 CLI_CASES: list[CliCase] = [
     CliCase("output-under-a-regular-file", "8", "`sweep -o` a path under a regular file",
-            "exit 1 before anything starts: `<output>: not a directory: a parent of this path is a regular file`",
+            "exit 1 before anything starts: `<output>: not a directory: <parent> is a regular file, not a folder`",
             lambda root, ep: [*SWEEP, "-o", str(root / "afile" / "runs")], 1,
-            ("error: {root}/afile/runs: not a directory: a parent of this path is a regular file",),
+            ("error: {root}/afile/runs: not a directory: {root}/afile is a regular file, not a folder; choose another "
+             "output folder",),
             breaks=_regular_file, env=NO_CACHE_ROOT),
     CliCase("output-is-a-regular-file", "43", "`sweep -o` a path that is an existing regular file",
             "exit 1 before anything starts: `<output>: not a directory: a regular file is there`",
@@ -308,9 +309,9 @@ CLI_CASES: list[CliCase] = [
             ("error: {root}/afile: not a directory: a regular file is there; choose another output folder",),
             breaks=_regular_file, env=NO_CACHE_ROOT),
     CliCase("output-two-folders-under-a-regular-file", "43", "`sweep -o` a path two folders under a regular file",
-            "exit 1 before anything starts: `<output>: not a directory: a parent of this path is a regular file`",
+            "exit 1 before anything starts: `<output>: not a directory: <parent> is a regular file, not a folder`",
             lambda root, ep: [*SWEEP, "-o", str(root / "afile" / "a" / "runs")], 1,
-            ("error: {root}/afile/a/runs: not a directory: a parent of this path is a regular file; "
+            ("error: {root}/afile/a/runs: not a directory: {root}/afile is a regular file, not a folder; "
              "choose another output folder",),
             breaks=_regular_file, env=NO_CACHE_ROOT),
     CliCase("output-folder-unwritable", "8", "`sweep -o` a folder this user cannot write",
@@ -453,9 +454,11 @@ CLI_CASES: list[CliCase] = [
              "(1 verdict label(s) on 1 criteria, e.g. C-999, in 1 matched submission(s)); nothing was written",),
             breaks=_run_and_labels_on_no_criterion, leaves_nothing="run/calibration*"),
     CliCase("compare-out-under-a-regular-file", "43", "`compare A B --out afile/c.json` where `afile` is a regular file",
-            "exit 1: `afile/c.json: not a directory: …` (was: \"File exists\")",
+            "exit 1: `afile/c.json: not a directory: afile is a regular file, not a folder` (was: \"File exists\"; "
+            "then \"a parent of this path is a regular file; choose another output folder\" for a file's path)",
             lambda root, ep: ["compare", str(root / "run"), str(root / "run"), "--out", str(root / "afile" / "c.json")],
-            1, ("error: {root}/afile/c.json: not a directory",), absent=("Traceback", "File exists"),
+            1, ("error: {root}/afile/c.json: not a directory: {root}/afile is a regular file, not a folder",),
+            absent=("Traceback", "File exists", "output folder", "a parent of this path"),
             breaks=_run_and_a_regular_file, keeps=("afile",)),
     CliCase("reduce-while-a-sweep-holds-the-run", "43", "`reduce` of a run whose sweep is still running (its lock held)",
             "exit 0, the leaderboard, and a warning: `<run>: a sweep is still writing into it: `<command>` (pid … on "
