@@ -383,12 +383,14 @@ CLI_CASES: list[CliCase] = [
             absent=("Traceback", "another version"), breaks=_truncated_named_run, keeps=("runs/r1/run.json",),
             env=NO_CACHE_ROOT, leaves_nothing="runs/_*"),  # no OCR page, no converted document: nothing ran
     CliCase("sweep-zero-submissions", "43", "`sweep -s` an empty submissions folder",
-            "exit 0 with one line, `<submissions>: no submissions: nothing to grade` (was: exit 3, \"run it "
-            "again\", with nothing to retry)",
+            "exit 0 with one line, `<submissions>: no submissions: nothing to grade`, and nothing made: no run "
+            "folder, no output folder, no cache (was: exit 3, \"run it again\", with nothing to retry; then a run "
+            "folder holding no submission, and the summary table)",
             lambda root, ep: ["sweep", str(SAMPLE), "-s", str(root / "empty"), "--run-id", "r1", "--vendors",
                               "offline", "--no-progress", "-o", str(root / "runs")], 0,
             ("{root}/empty: no submissions: nothing to grade",),
-            absent=("Traceback", "no graded submissions"), breaks=_empty_submissions),
+            absent=("Traceback", "no graded submissions", "submissions_total"), breaks=_empty_submissions,
+            env=NO_CACHE_ROOT, leaves_nothing="runs"),
     CliCase("sweep-only-rejected-submissions", "43", "`sweep -s` a folder whose only submission is rejected",
             "exit 1 (bad input: nothing was graded), its `file: reason` line, then `<submissions>: no submission "
             "could be graded: 1 input(s) left out` (was: exit 3)",
