@@ -56,6 +56,12 @@ def awaiting_batch(call: CallRow) -> bool:
     return call.outcome == "transient" and call.attempts == 0 and AWAITING_MARK in (call.error or "")
 
 
+def awaits_batch(status: str, status_reason: str | None) -> bool:
+    """A submission row written while its calls waited in batches (a `--detach` pass): incomplete
+    only because an answer is not in yet, not because a call failed (its reason names the batch)."""
+    return status == "incomplete" and AWAITING_MARK in (status_reason or "")
+
+
 def call_kind(call: CallRow, since: float = 0.0) -> CallKind:
     """What `call` is for the command that started at `since` (unix s; 0: every row is its own)."""
     if is_reused(call.reused_from):

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalcore.call_accounting import AWAITING_MARK
 from evalcore.config.load import load_config
 from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.grading.scoring import AuditDone, AuditNotRun, score_panel, score_submission, should_audit
@@ -75,6 +76,9 @@ class RunSpec:
     """(system, task) pairs with no submission at all."""
     incomplete: set[tuple[str, str]] = field(default_factory=set)
     """(system, task) pairs whose current grading is incomplete (the anthropic judge abstained)."""
+    awaiting: set[tuple[str, str]] = field(default_factory=set)
+    """(system, task) pairs whose current grading is a `--detach` pass's: incomplete, its anthropic
+    calls still in a batch (the placeholder's abstention, `evalcore.call_accounting.AWAITING_MARK`)."""
     too_long: set[tuple[str, str]] = field(default_factory=set)
     superseded: set[tuple[str, str]] = field(default_factory=set)
     """(system, task) pairs with an earlier, different grading that must be ignored."""
@@ -146,7 +150,8 @@ def build_run(run_uri: str, truth: Mapping[str, Any], spec: RunSpec | None = Non
                 _grading(tables, spec, system, task_id, {c: "fail" for c in crits}, [
                     {"span": "old", "category": "contradiction", "materiality": "material", "deliverable": "memo"}
                 ], graded_at=100.0, attempt=0, status=None, audit_always=True)
-            status = "incomplete" if key in spec.incomplete else "too_long" if key in spec.too_long else None
+            status = ("incomplete" if key in spec.incomplete | spec.awaiting else "too_long" if key in spec.too_long
+                      else None)
             truth_here = dict(crits)
             lenient = {j for j, fam in spec.lenient.items() if _family(system) == fam}
             _grading(tables, spec, system, task_id, truth_here, halluc.get(key, []), graded_at=200.0, attempt=1,
@@ -208,7 +213,9 @@ def _grading(
             verdict = "pass" if lenient and judge in lenient else truth
             verdict = spec.judge_verdicts.get(judge, {}).get(system, {}).get(task_id, {}).get(cid, verdict)
             reason = None
-            if status == "incomplete" and judge == "anthropic" and cid == sorted(crits)[0]:
+            if (system, task_id) in spec.awaiting and judge == "anthropic":
+                verdict, reason = "abstain", f"transient after 0 attempt(s): in batch msgbatch_1 (in_progress); {AWAITING_MARK}"
+            elif status == "incomplete" and judge == "anthropic" and cid == sorted(crits)[0]:
                 verdict, reason = "abstain", "timeout after 6 attempts"
             rows.append((cid, verdict, reason))
             tables["verdicts"].append(

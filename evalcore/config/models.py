@@ -269,7 +269,7 @@ class VendorConfig(_Strict):
         description="OpenAI only: the longest the vendor may keep this entry's cached prompt prefixes (our "
         "confidential sources and deliverables), sent as prompt_cache_retention on every request, batched "
         "ones too. shortest: the shortest the model accepts (in_memory, minutes; 24h for gpt-5.5 and later, "
-        "which accept only that); in_memory or 24h: sent as given.",
+        "which accept only that); in_memory or 24h: sent as given. run.json records the value sent, never shortest.",
     )
     batch_limits: BatchLimits = Field(default_factory=BatchLimits)
     warm_prompt_cache: bool = Field(
@@ -702,6 +702,19 @@ class TribunalConfig(_Strict):
             if system.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
                 best = (prefix, fam)
         return best[1] if best else None
+
+    def as_sent(self) -> TribunalConfig:
+        """The configuration with what its requests send decided, as run.json records it: each OpenAI
+        entry's `prompt_cache_retention` resolved (`shortest` is `in_memory`, or `24h` on a model that
+        accepts only that: `VendorConfig.cache_retention`), so the record never says `shortest` of
+        requests that carried `24h`. Other vendors send no such field: their entries are unchanged."""
+
+        def sent(v: VendorConfig) -> VendorConfig:
+            if v.adapter != "openai":
+                return v
+            return v.model_copy(update={"prompt_cache_retention": v.cache_retention()})
+
+        return self.model_copy(update={"judges": [sent(j) for j in self.judges], "auditor": sent(self.auditor)})
 
     def public_dict(self) -> dict[str, Any]:
         """The configuration as recorded in run.json (no secrets exist in it by construction)."""

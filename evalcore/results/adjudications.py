@@ -41,7 +41,7 @@ from typing import Literal
 
 import duckdb
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalcore.errors import InputError, TribunalError
 from evalcore.grading import scoring
@@ -116,6 +116,15 @@ class Adjudication(BaseModel):
         "the item's decision is in force once k distinct reviewers agree, or a lead resolves it.")
     resolution: bool = Field(
         default=False, description="A lead's resolution of the item (in force over the reviewers' decisions).")
+
+    @field_validator("decision_id", "campaign_id", mode="before")
+    @classmethod
+    def _one_file_name(cls, value: object) -> object:
+        """In plain words, before the pattern (whose message quotes the regular expression)."""
+        if isinstance(value, str) and not DECISION_ID.fullmatch(value):
+            raise ValueError(f"{value!r} may hold only letters, digits, '-' and '_' (at most 64, the first a letter "
+                             "or a digit): it names a file")
+        return value
 
     @model_validator(mode="after")
     def _fits_its_item(self) -> Adjudication:

@@ -111,6 +111,10 @@ class Comparison(BaseModel):
 
     run_a: str
     run_b: str
+    side_a: str = Field(default="A", description="What the output calls run A's side (`--adjudicated`: raw).")
+    side_b: str = Field(default="B", description="What the output calls run B's side (`--adjudicated`: adjudicated).")
+    sides: str = Field(default="", description="What each side is, in words (`--adjudicated`: the judges' view and "
+                       "the experts' decisions applied); empty for two runs.")
     shared: int = Field(description="Submissions complete in both runs (what is compared).")
     only_a: int = Field(description="Submissions complete in A only.")
     only_b: int = Field(description="Submissions complete in B only.")

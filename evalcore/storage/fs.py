@@ -215,10 +215,13 @@ def missing_reason(
     return f"{what} not found (no such {kinds})"
 
 
-def _write_reason(exc: OSError) -> str:
-    """Why a local write failed, in the user's words rather than the errno's."""
+def _write_reason(exc: OSError, path: str, *, folder: bool = False) -> str:
+    """Why a local write to `path` failed, in the user's words rather than the errno's (`folder`: in
+    an output folder the user named, so the advice is to choose another; a file may be theirs too)."""
     if isinstance(exc, NotADirectoryError) or exc.errno == errno.ENOTDIR:
-        return "not a directory: a parent of this path is a regular file; choose another output folder"
+        parent = next((p for p in _parents(path) if os.path.lexists(p) and not os.path.isdir(p)), None)
+        return (f"not a directory: {parent or 'a parent of this path'} is a regular file"
+                + (", not a folder" if parent else "") + ("; choose another output folder" if folder else ""))
     if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EPERM):
         return "permission denied: the folder is not writable by this user; choose another output folder"
     if exc.errno == errno.EROFS:
@@ -228,6 +231,14 @@ def _write_reason(exc: OSError) -> str:
     if isinstance(exc, IsADirectoryError):
         return "a folder exists where this file should be written"
     return f"cannot write: {exc.strerror or exc}"
+
+
+def _parents(path: str) -> list[str]:
+    """`path`'s folders, the nearest first."""
+    out = [os.path.dirname(path)]
+    while os.path.dirname(out[-1]) != out[-1]:
+        out.append(os.path.dirname(out[-1]))
+    return out
 
 
 def read_bytes(uri: str, endpoint_override: str | None = None) -> bytes:
@@ -258,7 +269,7 @@ def write_bytes_atomic(uri: str, data: bytes, endpoint_override: str | None = No
         try:
             _write_local(path, data)
         except OSError as exc:
-            raise StorageError(f"{uri}: {_write_reason(exc)}") from exc
+            raise StorageError(f"{uri}: {_write_reason(exc, path)}") from exc
         return
     try:
         with fs.open_output_stream(path) as out:
@@ -287,7 +298,7 @@ def check_writable(uri: str, endpoint_override: str | None = None) -> None:
         _write_local(probe, b"")
         os.unlink(probe)
     except OSError as exc:
-        raise StorageError(f"{uri}: {_write_reason(exc)}") from exc
+        raise StorageError(f"{uri}: {_write_reason(exc, probe, folder=True)}") from exc
 
 
 FULL_DISK_ENV = "TRIBUNAL_TEST_FULL_DISK"
@@ -482,7 +493,7 @@ def write_new(uri: str, data: bytes, endpoint_override: str | None = None) -> bo
             return False
         return True
     except OSError as exc:
-        raise StorageError(f"{uri}: {_write_reason(exc)}") from exc
+        raise StorageError(f"{uri}: {_write_reason(exc, path)}") from exc
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -43,8 +43,9 @@ import io
 import json
 import logging
 import posixpath
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from functools import partial
 from typing import Any
 
@@ -511,7 +512,7 @@ def iter_submissions(
     endpoint_override: str | None = None,
     max_workers: int = 16,
     limits: InputLimits | None = None,
-) -> Iterator[Submission | Rejection]:
+) -> Generator[Submission | Rejection, None, None]:
     """Stream submissions and rejections from a results folder or a manifest, in a stable order.
 
     ``tasks`` maps task id -> Task (``BenchmarkLoad.task_map()``). ``excluded`` holds ids of tasks
@@ -561,6 +562,15 @@ def iter_submissions(
             yield from flush()
         except (OSError, ValueError) as exc:  # a manifest that breaks mid-stream (truncated Parquet, ...)
             yield Rejection(file=uri, reason=f"cannot read the rest of the submissions: {exc}")
+
+
+def holds_no_submission(uri: str, endpoint_override: str | None = None) -> bool:
+    """True when the source holds nothing at all (an empty results folder, a manifest without rows):
+    a sweep then makes no run. Matched against no task, anything the source holds is a rejection at
+    listing time, so this reads no deliverable; a source that is missing or unreadable is not empty
+    (its rejection says why)."""
+    with closing(iter_submissions(uri, {}, endpoint_override=endpoint_override, max_workers=1)) as items:
+        return next(items, None) is None
 
 
 def load_submissions(

@@ -10,6 +10,8 @@ to grade) while the rest was graded; 130 = interrupted by Ctrl-C.
 from __future__ import annotations
 
 import os
+import sys
+from typing import Literal
 
 os.environ.setdefault("GRPC_VERBOSITY", "ERROR")  # gRPC's fork notices are noise for a CLI
 
@@ -38,6 +40,12 @@ __all__ = [
     "app", "print_error", "sweep_exit_code",
 ]
 
+HELP_MARKUP: Literal["markdown"] | None = "markdown" if sys.stdout.isatty() else None
+"""Typer's rich help (panels, markdown) on a terminal; click's plain help when the output is piped
+(a log, `| less`, a CI job: 80 columns). Rich lays options out in a six-column table and, at 80
+columns, cut their help with "…" (`ray://host:1000…`); the plain help wraps every line at spaces and
+cuts nothing. Sub-apps (`release`, `review-users`) inherit it."""
+
 app = typer.Typer(
     help=(
         "Tribunal grades AI-written legal work with a three-vendor judge panel and a hallucination "
@@ -45,7 +53,7 @@ app = typer.Typer(
         "Start with `tribunal validate BENCHMARK` to check a benchmark before a sweep."
     ),
     no_args_is_help=True,
-    rich_markup_mode="markdown",
+    rich_markup_mode=HELP_MARKUP,
 )
 
 

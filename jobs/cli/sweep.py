@@ -15,6 +15,7 @@ from jobs.cli.common import (
     EXIT_INCOMPLETE,
     EXIT_INTERRUPTED,
     EXIT_LEFT_OUT,
+    EXIT_OK,
     S3_HELP,
     BatchDelayOpt,
     BatchErrorsOpt,
@@ -139,7 +140,7 @@ def sweep(
 
 def run_sweep_command(cmd: SweepCommand) -> None:
     """Prepare the run (`jobs.sweep.prepare.prepare_run`), sweep, print, exit with the code."""
-    from jobs.sweep.driver import run_sweep
+    from jobs.sweep.driver import NothingToGrade, run_sweep
     from jobs.sweep.identity import RunStorageFailed
     from jobs.sweep.prepare import DetachWithoutBatch, prepare_run
 
@@ -149,6 +150,9 @@ def run_sweep_command(cmd: SweepCommand) -> None:
             summary = run_sweep(opts, console, take_over_lock=cmd.take_over_lock)
     except DetachWithoutBatch as exc:
         raise typer.BadParameter(str(exc)) from exc
+    except NothingToGrade as exc:  # done: the one line, and no run made
+        console.print(str(exc), markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_OK) from exc
     except RunStorageFailed as exc:  # the run holds what was stored, whole: resumable
         print_error(exc, console)
         raise typer.Exit(EXIT_INCOMPLETE) from exc
@@ -181,12 +185,10 @@ def run_sweep_command(cmd: SweepCommand) -> None:
 
 
 def _say_nothing_graded(summary: SweepSummary, submissions: str, console: Console) -> None:
-    """The one line of a sweep that had no submission to grade: none in the folder, or only rejected ones."""
-    if summary.rejected:
-        print_error(f"{submissions}: no submission could be graded: {summary.rejected} input(s) left out (see above "
-                    "and the run's rejected/ table)", console)
-    else:
-        console.print(f"{submissions}: no submissions: nothing to grade", markup=False, highlight=False)
+    """The one line of a sweep that had no submission to grade but rejected ones (a source that holds
+    nothing stops before any run is made: `jobs.sweep.driver.NothingToGrade`)."""
+    print_error(f"{submissions}: no submission could be graded: {summary.rejected} input(s) left out (see above "
+                "and the run's rejected/ table)", console)
 
 
 def _reduce_and_show(run_uri: str) -> None:

@@ -15,13 +15,16 @@ from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emi
 def comparison_blocks(cmp: Comparison) -> list[Block]:
     """The comparison as `tribunal compare` prints it: verdict changes per judge, flags, score
     changes and ranks."""
+    a, b = cmp.side_a, cmp.side_b  # "A" and "B", or (--adjudicated) "raw" and "adjudicated"
     blocks: list[Block] = [Text.from_markup(
         f"[bold]Run {escape(cmp.run_b)} against run {escape(cmp.run_a)}[/]: {cmp.shared} submissions complete in "
-        f"both ({cmp.only_a} in A only, {cmp.only_b} in B only).")]
-    t = TableSpec([Column("judge", "id"), Column("model A → B", "id", ("model_a", "model_b")),
+        f"both ({cmp.only_a} in {escape(a)} only, {cmp.only_b} in {escape(b)} only).")]
+    if cmp.sides:
+        blocks.append(cmp.sides + ".")
+    t = TableSpec([Column("judge", "id"), Column(f"model {a} → {b}", "id", ("model_a", "model_b")),
                    Column("compared", "number"), Column("changed", "number"), Column("pass→fail", "number", ("pass_to_fail",)),
-                   Column("fail→pass", "number", ("fail_to_pass",)), Column("κ(A,B)", "number", ("kappa",))],
-                  title="Verdicts that changed", box=box.SIMPLE_HEAVY)
+                   Column("fail→pass", "number", ("fail_to_pass",)), Column(f"κ({a},{b})", "number", ("kappa",))],
+                  title=f"Verdicts that changed ({a} → {b})", box=box.SIMPLE_HEAVY)
     for j in cmp.judges:
         model = j.model_a if j.model_a == j.model_b else f"{j.model_a} → {j.model_b}"
         t.add_row(j.judge, Cell(str(model), (j.model_a, j.model_b)), Cell(str(j.compared), j.compared),
@@ -29,19 +32,19 @@ def comparison_blocks(cmp: Comparison) -> list[Block]:
                   Cell(str(j.fail_to_pass), j.fail_to_pass), Cell("—" if j.kappa is None else f"{j.kappa:.2f}", j.kappa))
     blocks.append(t)
     if cmp.judges_only_a or cmp.judges_only_b:
-        blocks.append(f"judges only in A: {cmp.judges_only_a or '—'}; only in B: {cmp.judges_only_b or '—'}")
+        blocks.append(f"judges only in {a}: {cmp.judges_only_a or '—'}; only in {b}: {cmp.judges_only_b or '—'}")
     f = cmp.flags
     blocks.append(f"Confirmed hallucinations on {f.audited_both} submissions audited in both "
-                  f"(auditor {f.auditor_a} → {f.auditor_b}): A {f.confirmed_a} ({f.material_a} material), "
-                  f"B {f.confirmed_b} ({f.material_b} material); upheld by both {f.upheld_both}, "
-                  f"by A only {f.only_a}, by B only {f.only_b}. Audited in A only: {f.audited_a_only}, "
-                  f"in B only: {f.audited_b_only}.")
+                  f"(auditor {f.auditor_a} → {f.auditor_b}): {a} {f.confirmed_a} ({f.material_a} material), "
+                  f"{b} {f.confirmed_b} ({f.material_b} material); upheld by both {f.upheld_both}, "
+                  f"by {a} only {f.only_a}, by {b} only {f.only_b}. Audited in {a} only: {f.audited_a_only}, "
+                  f"in {b} only: {f.audited_b_only}.")
     ci = " [dim][{low:+.0f}, {high:+.0f}][/dim]"
-    t = TableSpec([Column("system", "id", ("system", "rank_changed")), Column("rank A", "number", ("rank_a",)),
-                   Column("rank B", "number", ("rank_b",)), Column("HC A", "number", ("hc_pass_rate_a",)),
-                   Column("HC B", "number", ("hc_pass_rate_b",)), interval_column("Δ HC", "delta"),
+    t = TableSpec([Column("system", "id", ("system", "rank_changed")), Column(f"rank {a}", "number", ("rank_a",)),
+                   Column(f"rank {b}", "number", ("rank_b",)), Column(f"HC {a}", "number", ("hc_pass_rate_a",)),
+                   Column(f"HC {b}", "number", ("hc_pass_rate_b",)), interval_column("Δ HC", "delta"),
                    interval_column("Δ all-pass", "all_pass_delta")],
-                  title="Scores (HC pass rate, points; Δ = B − A over shared tasks, 95% CI)", box=box.SIMPLE_HEAVY)
+                  title=f"Scores (HC pass rate, points; Δ = {b} − {a} over shared tasks, 95% CI)", box=box.SIMPLE_HEAVY)
     for s in cmp.systems:
         t.add_row(Cell(s.system + (" *" if s.system in cmp.rank_changed else ""), (s.system, s.system in cmp.rank_changed)),
                   Cell("—" if s.rank_a is None else str(s.rank_a), s.rank_a),
@@ -51,7 +54,7 @@ def comparison_blocks(cmp: Comparison) -> list[Block]:
                   *(interval_cell(d, unit="", signed=True, ci=ci) for d in (s.delta, s.all_pass_delta)))
     blocks.append(t)
     tau = "—" if cmp.kendall_tau is None else f"{cmp.kendall_tau:.2f}"
-    blocks.append(f"Kendall τ of the two leaderboards: {tau}"
+    blocks.append(f"Kendall τ of the two leaderboards ({a}, {b}): {tau}"
                   + (f" (p = {cmp.kendall_p:.2g})" if cmp.kendall_p is not None else "")
                   + f"; rank changed (*): {', '.join(cmp.rank_changed) or 'none'}")
     return blocks

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from evalcore.vendors.batch.journal import BatchRecord
 from jobs.display.tables import Block, Cell, Column, TableFormat, TableSpec, emit
-from jobs.per_run.status import SETTLED, RunStatus
+from jobs.per_run.status import AWAITING_BATCH, SETTLED, RunStatus
 
 
 def _when(unix: float | None) -> str:
@@ -39,16 +39,20 @@ def _phase_state(r: BatchRecord) -> str:
     return "in progress" if r.vendor_status not in ("submitted", "validating") else "submitted"
 
 
+_PROGRESS = {AWAITING_BATCH: "awaiting their batch (detached)"}
+"""How a progress key reads when it is not a submission status."""
+
+
 def status_blocks(status: RunStatus) -> list[Block]:
     """The run's progress, then one table per vendor of its batches (laid out by `jobs.display.tables`).
 
     A batch is read as one record, so a vendor's table is either one wide table or, when it does
     not fit, one block per batch (`max_bands=1`): split in bands it printed three pieces per
     vendor, each repeating the batch id, under a paragraph of prose."""
-    # a row is not a grading: a --detach pass records its submissions incomplete, awaiting their batches
+    # a row is not a grading: a --detach pass records its submissions awaiting their batches, not failed
     recorded = sum(status.submissions.values())
     progress = (f"{status.submissions.get('complete', 0)} of {recorded} complete ("
-                + ", ".join(f"{n} {s}" for s, n in sorted(status.submissions.items())) + ")"
+                + ", ".join(f"{n} {_PROGRESS.get(s, s)}" for s, n in sorted(status.submissions.items())) + ")"
                 if recorded else "none recorded yet")
     out: list[Block] = [Text.assemble(
         (status.run_id, "bold"), f" ({status.run_uri}) — {'batch' if status.batch_mode else 'online'} "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
@@ -12,6 +12,7 @@ from jobs.display.progress import print_journal_events
 from jobs.sweep.prepare import SweepCommand
 
 if TYPE_CHECKING:
+    from jobs.display.tables import TableSpec
     from jobs.sweep.options import SweepSummary
 
 
@@ -48,12 +49,7 @@ def print_summary(summary: SweepSummary, console: Console) -> None:
         o = s["ocr"]
         t.add_row("ocr_pages", f"{o['pages_ocred']:,} recognised, {o['pages_cached']:,} cached ({o['wall_s']:.1f} s)")
     if s.get("purge", {}).get("enabled"):
-        p = s["purge"]
-        undeletable = ", ".join(f"{v} {c['undeletable']}" for v, c in sorted(p.get("by_vendor", {}).items())
-                                if c.get("undeletable"))
-        t.add_row("purged_at_vendors", p["error"] if "error" in p else
-                  f"{p.get('deleted', 0) + p.get('gone', 0):,} deleted, {p.get('failed', 0):,} failed, "
-                  f"{p.get('in_use', 0):,} in use" + (f", undeletable: {undeletable}" if undeletable else ""))
+        _purge_rows(t, s["purge"])
     emit(console, [t])
     if batch:
         console.print("paid_calls, cost_usd: sent and paid by this command (online, and batches it submitted); "
@@ -66,6 +62,21 @@ def print_summary(summary: SweepSummary, console: Console) -> None:
             console.print(f"  {line}", markup=False, highlight=False)
         if s["rejected"] > 20:
             console.print(f"  ... and {s['rejected'] - 20} more: see the run's rejected/ table")
+
+
+def _purge_rows(t: TableSpec, p: dict[str, Any]) -> None:
+    """What the purge did, a row per count (`purged_at_vendors` = deleted, or gone already): a count
+    alone in its cell, never wrapped away from what it counts (one prose cell wrapped at 80 columns
+    and left `xai` at a line's end, its count on the next)."""
+    if "error" in p:
+        t.add_row("purged_at_vendors", p["error"])
+        return
+    t.add_row("purged_at_vendors", f"{p.get('deleted', 0) + p.get('gone', 0):,}")
+    t.add_row("purge_failed", f"{p.get('failed', 0):,}")
+    t.add_row("purge_in_use", f"{p.get('in_use', 0):,}")
+    for vendor, c in sorted(p.get("by_vendor", {}).items()):
+        if c.get("undeletable"):
+            t.add_row(f"undeletable_at_{vendor}", f"{c['undeletable']:,}")
 
 
 def print_detached(summary: SweepSummary, cmd: SweepCommand, console: Console) -> None:

@@ -385,7 +385,8 @@ def _rich_table(spec: TableSpec, widths: Sequence[int], *, with_rows: bool = Tru
 
 
 def _print_stacked(console: Console, spec: TableSpec) -> None:
-    """One block per row: the key column's `name: value` first, then the others indented, aligned."""
+    """One block per row: the key column's `name: value` first, then the others indented, aligned
+    (an empty cell is left out: a label with nothing after it reads as something missing)."""
     key = spec.key_index
     others = [i for i in range(len(spec.columns)) if i != key]
     pad = max((cell_len(spec.columns[i].name) for i in others), default=0) if spec.show_header else 0
@@ -402,6 +403,8 @@ def _print_stacked(console: Console, spec: TableSpec) -> None:
             continue
         console.print(Text.assemble(f"{spec.columns[key].name}: ", head), soft_wrap=True)
         for i in others:
+            if not row[i].plain:  # nothing in this row's cell: no `column:` line with nothing after it
+                continue
             label = f"  {spec.columns[i].name + ':':<{pad + 1}} "
             line = Text.assemble(label, row[i].renderable())
             if spec.columns[i].kind == "text":

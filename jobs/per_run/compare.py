@@ -73,7 +73,11 @@ def _raw_vs_adjudicated(run: str, out: str | None, endpoint_override: str | None
     board_adj = reduce_run(run, write=False, endpoint_override=endpoint_override, adjudications=True)
     cmp = compare_tables(record, record, raw, {**raw, "submissions": adjudicated}, board_raw, board_adj,
                          decided_b=decided)
-    cmp = cmp.model_copy(update={"run_a": f"{record.run_id} (raw)", "run_b": f"{record.run_id} (adjudicated)"})
+    cmp = cmp.model_copy(update={
+        "run_a": f"{record.run_id} (raw)", "run_b": f"{record.run_id} (adjudicated)", "side_a": "raw",
+        "side_b": "adjudicated",
+        "sides": "raw = the judges' view (verdicts and flags as the judges and the auditor gave them); adjudicated "
+                 "= the same run with the experts' decisions in force applied"})
     return _checked(cmp, run, out, endpoint_override)
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import pyarrow.compute as pc
 
+from evalcore.call_accounting import awaits_batch
 from evalcore.errors import StorageError, TribunalError
 from evalcore.storage import fs
 from evalcore.storage.run import open_run
@@ -31,6 +32,10 @@ from evalcore.storage.run_folder import RUN_RECORD
 from evalcore.storage.store import read_json
 from evalcore.vendors.batch.journal import BatchRecord, read_all, set_aside_files
 from evalcore.vendors.batch.purge import Holding, holdings, tables_written_at
+
+AWAITING_BATCH = "awaiting_batch"
+"""The progress key of submissions a `--detach` pass wrote as incomplete because their calls wait in
+batches (`evalcore.call_accounting.awaits_batch`): nothing failed, the same command collects them."""
 
 SETTLED = ("collected", "abandoned", "lost", "replaced")
 """Phases nothing is awaited from: collected, never submitted, unknown to the vendor (its requests
@@ -45,7 +50,8 @@ class RunStatus:
     run_id: str
     batch_mode: bool
     finished: bool
-    submissions: dict[str, int] = field(default_factory=dict)  # latest status -> count
+    submissions: dict[str, int] = field(default_factory=dict)
+    """Latest status -> count; an incomplete grading awaiting its batches counts as `AWAITING_BATCH`."""
     batches: dict[str, list[BatchRecord]] = field(default_factory=dict)
     holdings: list[Holding] = field(default_factory=list)
     """Every object the run's batches created at a vendor, with its state (`evalcore.vendors.batch.purge`)."""
@@ -94,14 +100,15 @@ def run_status(run_uri: str) -> RunStatus:
         raise StorageError(f"{record_uri}: not a readable run record ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from exc
     latest: dict[str, tuple[float, str]] = {}
     try:
-        t = run.read_table("submissions", columns=["submission_id", "status", "graded_at", "repeat"])
+        t = run.read_table("submissions", columns=["submission_id", "status", "status_reason", "graded_at", "repeat"])
         t = t.filter(pc.equal(pc.fill_null(t.column("repeat"), 0), 0))  # the originals: a retest's repeats apart
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise StorageError(f"{run.table('submissions')}: cannot be read ({str(exc).splitlines()[0]})") from exc
-    for sid, status, at in zip(t.column("submission_id").to_pylist(), t.column("status").to_pylist(),
-                               t.column("graded_at").to_pylist(), strict=True):
+    for sid, status, reason, at in zip(t.column("submission_id").to_pylist(), t.column("status").to_pylist(),
+                                       t.column("status_reason").to_pylist(), t.column("graded_at").to_pylist(),
+                                       strict=True):
         if sid not in latest or at >= latest[sid][0]:
-            latest[sid] = (at, status)
+            latest[sid] = (at, AWAITING_BATCH if awaits_batch(status, reason) else status)
     counts: dict[str, int] = {}
     for _, status in latest.values():
         counts[status] = counts.get(status, 0) + 1
@@ -116,7 +123,7 @@ def run_status(run_uri: str) -> RunStatus:
         run_id=str(record.get("run_id", fs.basename(run_uri))),
         batch_mode=bool(record.get("config", {}).get("batch", {}).get("enabled", False)),
         # a pass over every input ended, nothing is left to retry and no batch is awaited
-        finished=fs.exists(run.success) and settled and not counts.get("incomplete"),
+        finished=fs.exists(run.success) and settled and not counts.get("incomplete") and not counts.get(AWAITING_BATCH),
         submissions=counts,
         batches=batches,
         holdings=holdings(batches, run.read_purges(), tables_written_at(success)),

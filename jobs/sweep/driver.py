@@ -113,7 +113,12 @@ if TYPE_CHECKING:
     from evalcore.benchmark.loader import BenchmarkLoad
     from evalcore.config.models import TribunalConfig
 
-__all__ = ["run_sweep"]
+__all__ = ["NothingToGrade", "run_sweep"]
+
+
+class NothingToGrade(TribunalError):
+    """The submission source holds nothing (an empty folder, a manifest without rows): the sweep
+    stopped before it made anything, no run folder, no cache, no Ray (the sweep command exits 0)."""
 
 
 def run_sweep(
@@ -124,12 +129,17 @@ def run_sweep(
     Under the configuration's data governance (`jobs.sweep.governance`): a vendor whose batch API is not
     allowed is refused before anything starts, and the local caches live where it says. Raises
     `RunLocked` when another command writes into the run (`take_over_lock`: take over a holder
-    whose lease expired, `evalcore.storage.lock`), and `RunStorageFailed` when a write into the run failed.
+    whose lease expired, `evalcore.storage.lock`), `RunStorageFailed` when a write into the run failed,
+    and `NothingToGrade` when the submission source holds nothing (then nothing is made).
     """
     check_batch_allowed(opts.config)
     console = console or Console(stderr=True)
     say_allowed_retention(check_prompt_cache_retention(opts.config), console)
     require_keys(opts.config.vendors())  # a missing key first: nothing created, not even the output folder
+    from evalcore.submissions.loader import holds_no_submission
+
+    if holds_no_submission(opts.submissions):  # nothing to grade: no run is made (no folder left behind)
+        raise NothingToGrade(f"{opts.submissions}: no submissions: nothing to grade")
     fs.check_writable(opts.output)  # before the caches' folders are made in it: `PATH: not a directory`, no traceback
     check_named_run_record(opts)  # a damaged run.json is said before the OCR step runs
     caches = local_caches(opts.config, opts.output)

@@ -75,8 +75,8 @@ def say_allowed_retention(allowed: list[VendorConfig], console: Console) -> None
     """One line per entry the private preset lets keep its cached prompts a day (`check_prompt_cache_retention`)."""
     for v in allowed:
         console.print(f"data_governance: {v.name} ({v.model}) sends prompt_cache_retention 24h, allowed by "
-                      "prompt_cache_24h_allowed: OpenAI keeps its cached prompt prefixes up to 24 h",
-                      markup=False, highlight=False)
+                      "prompt_cache_24h_allowed: OpenAI keeps its cached prompt prefixes up to 24 h (run.json records "
+                      "24h)", markup=False, highlight=False, soft_wrap=True)
 
 
 @dataclass(frozen=True)

@@ -213,7 +213,7 @@ def run_record(opts: SweepOptions, run_id: str, tasks: list[Task], benchmark_has
         code_version=code_version(),
         vendors=opts.vendors,
         config_fingerprint=config_fingerprint(cfg),
-        config=cfg,
+        config=cfg.as_sent(),  # the prompt-cache retention each request sends, never `shortest`
         judges=[ModelRef(name=j.name, family=j.family, model=j.model, effort=j.reasoning_effort) for j in cfg.judges],
         auditor=ModelRef(name=cfg.auditor.name, model=cfg.auditor.model, effort=cfg.auditor.reasoning_effort),
         prompt_hashes=template_hashes(),

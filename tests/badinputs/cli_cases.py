@@ -298,9 +298,10 @@ ABSTRACT = SUBMISSIONS / "gpt-strong" / "real-estate" / "lease-abstract" / "abst
 
 CLI_CASES: list[CliCase] = [
     CliCase("output-under-a-regular-file", "8", "`sweep -o` a path under a regular file",
-            "exit 1 before anything starts: `<output>: not a directory: a parent of this path is a regular file`",
+            "exit 1 before anything starts: `<output>: not a directory: <parent> is a regular file, not a folder`",
             lambda root, ep: [*SWEEP, "-o", str(root / "afile" / "runs")], 1,
-            ("error: {root}/afile/runs: not a directory: a parent of this path is a regular file",),
+            ("error: {root}/afile/runs: not a directory: {root}/afile is a regular file, not a folder; choose another "
+             "output folder",),
             breaks=_regular_file, env=NO_CACHE_ROOT),
     CliCase("output-is-a-regular-file", "43", "`sweep -o` a path that is an existing regular file",
             "exit 1 before anything starts: `<output>: not a directory: a regular file is there`",
@@ -308,9 +309,9 @@ CLI_CASES: list[CliCase] = [
             ("error: {root}/afile: not a directory: a regular file is there; choose another output folder",),
             breaks=_regular_file, env=NO_CACHE_ROOT),
     CliCase("output-two-folders-under-a-regular-file", "43", "`sweep -o` a path two folders under a regular file",
-            "exit 1 before anything starts: `<output>: not a directory: a parent of this path is a regular file`",
+            "exit 1 before anything starts: `<output>: not a directory: <parent> is a regular file, not a folder`",
             lambda root, ep: [*SWEEP, "-o", str(root / "afile" / "a" / "runs")], 1,
-            ("error: {root}/afile/a/runs: not a directory: a parent of this path is a regular file; "
+            ("error: {root}/afile/a/runs: not a directory: {root}/afile is a regular file, not a folder; "
              "choose another output folder",),
             breaks=_regular_file, env=NO_CACHE_ROOT),
     CliCase("output-folder-unwritable", "8", "`sweep -o` a folder this user cannot write",
@@ -382,12 +383,14 @@ CLI_CASES: list[CliCase] = [
             absent=("Traceback", "another version"), breaks=_truncated_named_run, keeps=("runs/r1/run.json",),
             env=NO_CACHE_ROOT, leaves_nothing="runs/_*"),  # no OCR page, no converted document: nothing ran
     CliCase("sweep-zero-submissions", "43", "`sweep -s` an empty submissions folder",
-            "exit 0 with one line, `<submissions>: no submissions: nothing to grade` (was: exit 3, \"run it "
-            "again\", with nothing to retry)",
+            "exit 0 with one line, `<submissions>: no submissions: nothing to grade`, and nothing made: no run "
+            "folder, no output folder, no cache (was: exit 3, \"run it again\", with nothing to retry; then a run "
+            "folder holding no submission, and the summary table)",
             lambda root, ep: ["sweep", str(SAMPLE), "-s", str(root / "empty"), "--run-id", "r1", "--vendors",
                               "offline", "--no-progress", "-o", str(root / "runs")], 0,
             ("{root}/empty: no submissions: nothing to grade",),
-            absent=("Traceback", "no graded submissions"), breaks=_empty_submissions),
+            absent=("Traceback", "no graded submissions", "submissions_total"), breaks=_empty_submissions,
+            env=NO_CACHE_ROOT, leaves_nothing="runs"),
     CliCase("sweep-only-rejected-submissions", "43", "`sweep -s` a folder whose only submission is rejected",
             "exit 1 (bad input: nothing was graded), its `file: reason` line, then `<submissions>: no submission "
             "could be graded: 1 input(s) left out` (was: exit 3)",
@@ -453,9 +456,11 @@ CLI_CASES: list[CliCase] = [
              "(1 verdict label(s) on 1 criteria, e.g. C-999, in 1 matched submission(s)); nothing was written",),
             breaks=_run_and_labels_on_no_criterion, leaves_nothing="run/calibration*"),
     CliCase("compare-out-under-a-regular-file", "43", "`compare A B --out afile/c.json` where `afile` is a regular file",
-            "exit 1: `afile/c.json: not a directory: …` (was: \"File exists\")",
+            "exit 1: `afile/c.json: not a directory: afile is a regular file, not a folder` (was: \"File exists\"; "
+            "then \"a parent of this path is a regular file; choose another output folder\" for a file's path)",
             lambda root, ep: ["compare", str(root / "run"), str(root / "run"), "--out", str(root / "afile" / "c.json")],
-            1, ("error: {root}/afile/c.json: not a directory",), absent=("Traceback", "File exists"),
+            1, ("error: {root}/afile/c.json: not a directory: {root}/afile is a regular file, not a folder",),
+            absent=("Traceback", "File exists", "output folder", "a parent of this path"),
             breaks=_run_and_a_regular_file, keeps=("afile",)),
     CliCase("reduce-while-a-sweep-holds-the-run", "43", "`reduce` of a run whose sweep is still running (its lock held)",
             "exit 0, the leaderboard, and a warning: `<run>: a sweep is still writing into it: `<command>` (pid … on "
@@ -487,11 +492,22 @@ CLI_CASES: list[CliCase] = [
             lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "somedir.csv")], 1,
             ("error: {root}/somedir.csv: a folder, not a decisions file",), breaks=_folder_named_csv),
     CliCase("adjudicate-id-is-a-path", "43", "a decision whose `decision_id` is `../../escaped`",
-            "exit 1: `<file>: row 1: decision_id: String should match pattern …`; nothing written in or outside the "
-            "run (was: a file written two folders up)",
+            "exit 1: `<file>: row 1: decision_id: '../../escaped' may hold only letters, digits, '-' and '_' …`; "
+            "nothing written in or outside the run (was: a file written two folders up; then pydantic's \"String "
+            "should match pattern '^[A-Za-z0-9]…'\")",
             lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
-            ("error: {root}/decisions.jsonl: row 1: decision_id: String should match pattern",),
+            ("error: {root}/decisions.jsonl: row 1: decision_id: '../../escaped' may hold only letters, digits, '-' "
+             "and '_' (at most 64, the first a letter or a digit): it names a file",),
+            absent=("Traceback", "pattern", "^[A-Za-z0-9]"),
             breaks=_decisions_jsonl({"decision_id": "../../escaped"}), leaves_nothing="**/*escaped*"),
+    CliCase("adjudicate-id-with-a-slash", "43", "a decision whose `decision_id` is `ada/1`",
+            "exit 1: `<file>: row 1: decision_id: 'ada/1' may hold only letters, digits, '-' and '_' …`, nothing "
+            "recorded (was: pydantic's \"String should match pattern '^[A-Za-z0-9]…'\")",
+            lambda root, ep: ["adjudicate", str(root / "run"), "--file", str(root / "decisions.jsonl")], 1,
+            ("error: {root}/decisions.jsonl: row 1: decision_id: 'ada/1' may hold only letters, digits, '-' and '_' "
+             "(at most 64, the first a letter or a digit): it names a file",),
+            absent=("Traceback", "pattern", "^[A-Za-z0-9]"),
+            breaks=_decisions_jsonl({"decision_id": "ada/1"}), leaves_nothing="run/adjudications/*"),
     CliCase("adjudicate-decided-in-the-future", "43", "a decision dated 2099-01-01",
             "exit 1: `<file>: row 1: decided_at 2099-01-01T00:00:00+00:00 is in the future (more than 5 minutes ahead "
             "of this clock): it would outrank every later decision`, nothing recorded",

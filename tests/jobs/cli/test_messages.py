@@ -53,7 +53,8 @@ def test_sweep_into_a_folder_under_a_regular_file_exits_1_naming_the_file(tmp_pa
                                  "--run-id", "r1", "--vendors", "offline", "--no-progress"])
     _no_traceback(result)
     assert result.exit_code == 1
-    assert f"error: {out}: not a directory: a parent of this path is a regular file" in _flat(result.output)
+    assert (f"error: {out}: not a directory: {tmp_path / 'afile'} is a regular file, not a folder; choose another "
+            "output folder") in _flat(result.output)
     assert not out.exists()
 
 

@@ -556,6 +556,26 @@ def test_the_sweep_summary_keeps_the_run_uri_and_counts_whole_at_any_width(monke
                      numbers=["1,234,567", "98,765,432", "11,234.5678", "86,400.2500"])
 
 
+def test_the_sweep_summary_keeps_each_purge_count_whole_on_the_line_of_what_it_counts_at_80_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`purged_at_vendors` was one prose cell (`0 deleted, 0 failed, 2 in use, undeletable: xai 12345`):
+    at 80 columns it wrapped and left `xai` at a line's end, its count on the next."""
+    summary = SweepSummary(run_id="run-2fedb751c74b", run_uri="s3://tribunal-results-bucket/runs/run-2fedb751c74b",
+                           batches={"openai": {"open": 0}},
+                           purge={"enabled": True, "deleted": 1200, "gone": 34, "failed": 12, "in_use": 3,
+                                  "by_vendor": {"xai": {"undeletable": 12345}, "anthropic": {"undeletable": 0}}})
+    for name, console in _consoles(monkeypatch):
+        print_summary(summary, console)
+        text = console.export_text()
+        assert "…" not in text, text
+        lines = text.splitlines()
+        for key, number in [("purged_at_vendors", "1,234"), ("purge_failed", "12"), ("purge_in_use", "3"),
+                            ("undeletable_at_xai", "12,345")]:
+            assert any(key in line and f" {number} " in f"{line} " for line in lines), f"{name}: {key} {number}\n{text}"
+        assert "undeletable_at_anthropic" not in text
+
+
 def test_grade_keeps_criteria_judges_and_categories_whole_at_any_width(monkeypatch: pytest.MonkeyPatch) -> None:
     task = SAMPLE / "tasks" / "real-estate" / "psa-key-terms" / "scenario-01"
     memo = SAMPLE / "submissions" / "fluent-hallucinator" / "real-estate" / "psa-key-terms" / "scenario-01" / "memo.md"

@@ -119,6 +119,27 @@ def test_compare_shows_a_runs_raw_and_adjudicated_views(raw_run: Path, tmp_path:
     assert cmp.run_a.endswith("(raw)") and cmp.run_b.endswith("(adjudicated)")
 
 
+def test_compare_adjudicated_names_the_raw_and_the_adjudicated_side_in_every_heading(
+    raw_run: Path, tmp_path: Path
+) -> None:
+    """Its headings said `rank A`, `HC B`, `Δ = B − A`: nothing said which side was the judges' view."""
+    run = tmp_path / raw_run.name
+    shutil.copytree(raw_run, run)
+    system, task, index, _ = _gated_flag(run)
+    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
+                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    result = CliRunner().invoke(app, ["compare", str(run), "--adjudicated"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "raw = the judges' view (verdicts and flags as the judges and the auditor gave them); adjudicated = the " \
+           "same run with the experts' decisions in force applied" in text, text
+    for heading in ("model raw → adjudicated", "κ(raw,adjudicated)", "Verdicts that changed (raw → adjudicated)",
+                    "rank raw", "rank adjudicated", "HC raw", "HC adjudicated", "Δ = adjudicated − raw",
+                    "(auditor ", "): raw ", ", adjudicated "):
+        assert heading in text, f"{heading!r} not in {text}"
+    assert not any(f"{h} {s}" in text for h in ("rank", "HC") for s in ("A", "B")), text
+
+
 def test_compare_of_runs_with_no_common_submission_says_so_and_exits_1(raw_run: Path, tmp_path: Path) -> None:
     other = tmp_path / "run-other"
     truth = synthetic_ground_truth(seed=6, n_tasks=3, n_criteria=2)

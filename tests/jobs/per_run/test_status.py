@@ -65,3 +65,39 @@ def test_status_names_each_unreadable_journal_record_by_file_and_reason_and_move
     assert "(404)" in lost["note"]
     # an unconfirmed batch (found by time only, perhaps another run's) is not counted as the run's holding
     assert all(o["vendor"] != "anthropic" for o in report["vendor_objects"])
+
+
+def test_status_names_detached_submissions_as_awaiting_their_batch_and_prints_no_empty_note_line(
+    tmp_path: Path,
+) -> None:
+    """A `--detach` pass writes its submissions incomplete while their calls wait in batches: status
+    called them "incomplete" (as if calls had failed), and at 80 columns the stacked table of what the
+    vendors hold printed a bare `note:` line for every object without a note."""
+    from tests.runfolder import RunSpec, build_run, synthetic_ground_truth
+
+    truth = synthetic_ground_truth(seed=3, n_tasks=2, n_criteria=2)
+    pairs = sorted((s, t) for s, tasks in truth["verdicts"].items() for t in tasks)
+    run = tmp_path / "run"
+    build_run(str(run), truth, RunSpec(run_id="run-detached", awaiting=set(pairs[:3]), incomplete={pairs[3]}))
+    held = [BatchRecord(vendor="anthropic", model="m", label="e" * 32, batch_id="msgbatch_8e1bec2ed9d3b1158f1dcf25",
+                        phase="submitted", vendor_status="in_progress", requests=["4" * 64],
+                        objects=[VendorObject(kind="batch", id="msgbatch_8e1bec2ed9d3b1158f1dcf25")]),
+            BatchRecord(vendor="xai", model="m", label="f" * 32, batch_id="batch_4267c59debd15cd54d5d8324",
+                        phase="collected", vendor_status="completed", requests=["5" * 64], succeeded=1,
+                        objects=[VendorObject(kind="batch", id="batch_4267c59debd15cd54d5d8324", deletable=False)])]
+    for r in held:
+        (run / "_batches" / r.vendor).mkdir(parents=True)
+        (run / "_batches" / r.vendor / r.file_name).write_text(r.model_dump_json())
+
+    result = CliRunner().invoke(app, ["status", str(run)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert (f"submissions: {len(pairs) - 4} of {len(pairs)} complete (3 awaiting their batch (detached), "
+            f"{len(pairs) - 4} complete, 1 incomplete)") in text, text
+    assert "id: msgbatch_8e1bec2ed9d3b1158f1dcf25" in text and "held, in use by the run" in text  # stacked
+    assert "note: xAI has no batch delete" in text  # a note there is still printed
+    assert [line for line in result.output.splitlines() if line.strip() == "note:"] == [], result.output
+
+    report = json.loads(CliRunner().invoke(app, ["status", str(run), "--json"]).output)
+    assert report["submissions"] == {"awaiting_batch": 3, "complete": len(pairs) - 4, "incomplete": 1}
+    assert not report["finished"]

@@ -249,9 +249,11 @@ def test_detach_submits_and_exits_and_a_later_run_collects_with_status_showing_e
     assert set(report["batches"]) == {"openai", "xai", "anthropic"}
     for batches in report["batches"].values():
         assert all(b["phase"] != "collected" and b["expires_at"] for b in batches)
-    # the detach pass recorded every submission incomplete, awaiting its batches: none is called graded
+    # the detach pass recorded every submission incomplete, awaiting its batches: none is called graded,
+    # nor incomplete (nothing failed)
     said = " ".join(d["text_detached"].output.split())
-    assert f"submissions: 0 of {SMALL_SUBMISSIONS} complete ({SMALL_SUBMISSIONS} incomplete)" in said, said
+    assert f"submissions: 0 of {SMALL_SUBMISSIONS} complete ({SMALL_SUBMISSIONS} awaiting their batch (detached))" in said, said
+    assert report["submissions"] == {"awaiting_batch": SMALL_SUBMISSIONS}
 
     assert d["collect"].exit_code == 0, d["collect"].output
     second = _attempt(d["run"], 2)

@@ -147,8 +147,29 @@ def test_the_private_preset_says_which_entries_it_lets_keep_cached_prompts_a_day
     say_allowed_retention(allowed, Console(file=out, width=200))
     assert out.getvalue().splitlines() == [
         f"data_governance: {name} (gpt-6-sol) sends prompt_cache_retention 24h, allowed by prompt_cache_24h_allowed: "
-        "OpenAI keeps its cached prompt prefixes up to 24 h" for name in ("openai", "auditor")
+        "OpenAI keeps its cached prompt prefixes up to 24 h (run.json records 24h)"
+        for name in ("openai", "auditor")
     ]
+
+
+def test_run_json_records_the_prompt_cache_retention_each_openai_request_sends_never_shortest() -> None:
+    """The default OpenAI model accepts only 24 h: its requests carry `24h` (with consent under private),
+    and run.json said `shortest`."""
+    from evalcore.storage.store import RunRecord
+    from jobs.sweep.identity import config_fingerprint, run_record
+    from jobs.sweep.options import SweepOptions
+
+    config = _config(preset="private", prompt_cache_24h_allowed=["openai", "auditor"])
+    older = config.model_copy(update={"judges": [j.model_copy(update={"model": "gpt-5.4"}) if j.adapter == "openai"
+                                                 else j for j in config.judges]})
+    for cfg, judge_sends in ((config, "24h"), (older, "in_memory")):
+        assert {v.prompt_cache_retention for v in cfg.vendors()} == {"shortest"}  # as configured
+        opts = SweepOptions(benchmark="b", submissions="s", output="o", config=cfg)
+        record = RunRecord.model_validate_json(run_record(opts, "r1", [], "hash").model_dump_json())  # as run.json
+        sent = {v.name: v.prompt_cache_retention for v in record.config.vendors() if v.adapter == "openai"}
+        assert sent == {"openai": judge_sends, "auditor": "24h"}
+        assert {v.prompt_cache_retention for v in record.config.vendors() if v.adapter != "openai"} == {"shortest"}
+        assert record.config_fingerprint == config_fingerprint(cfg)  # the same run: it resumes as before
 
 
 @pytest.mark.parametrize("command", ["validate", "grade"])
