@@ -42,10 +42,10 @@ import difflib
 import io
 import json
 import logging
+import os
 import posixpath
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
 from functools import partial
 from typing import Any
 
@@ -61,7 +61,7 @@ from evalcore.benchmark.documents import (
     is_supported,
 )
 from evalcore.config.models import InputLimits
-from evalcore.errors import DocumentError
+from evalcore.errors import DocumentError, StorageError
 from evalcore.schema import Deliverable, Rejection, Submission, Task
 from evalcore.storage import fs
 
@@ -564,13 +564,19 @@ def iter_submissions(
             yield Rejection(file=uri, reason=f"cannot read the rest of the submissions: {exc}")
 
 
-def holds_no_submission(uri: str, endpoint_override: str | None = None) -> bool:
-    """True when the source holds nothing at all (an empty results folder, a manifest without rows):
-    a sweep then makes no run. Matched against no task, anything the source holds is a rejection at
-    listing time, so this reads no deliverable; a source that is missing or unreadable is not empty
-    (its rejection says why)."""
-    with closing(iter_submissions(uri, {}, endpoint_override=endpoint_override, max_workers=1)) as items:
-        return next(items, None) is None
+def holds_no_submission(uri: str) -> bool:
+    """True when `uri` is a local results folder with no file anywhere under it: a sweep then makes
+    no run. A walk that stops at the first file, and no listing of the source: a sweep reads its
+    source once (intake), and on S3 a listing of thousands of submissions is what that saves. So an
+    empty S3 prefix or a manifest without rows is not told apart here: the sweep makes its run and
+    its summary says there was nothing to grade. A missing folder is not empty (its rejection says why)."""
+    try:
+        path = fs.local_path(uri)
+    except StorageError:  # an unsupported scheme: intake's rejection says so
+        return False
+    if path is None or not os.path.isdir(path):
+        return False
+    return not any(files for _root, _dirs, files in os.walk(path))
 
 
 def load_submissions(
