@@ -91,12 +91,20 @@ class Scorer:
         self._complete_gids = set(complete.column("grading_id").to_pylist())
         self._cache: dict[tuple[str, frozenset[str]], Scores] = {}
         self._inputs: OrderedDict[str, adj.GradingInputs] = OrderedDict()
+        self._raw: dict[str, Scores] = {}
         self._inputs_cache = inputs_cache
         self._lock = threading.Lock()
 
     def raw(self, grading_id: str) -> Scores:
+        """The submission's scores as graded (kept: a queue asks them of each item's submission)."""
+        with self._lock:
+            if grading_id in self._raw:
+                return self._raw[grading_id]
         row = self.data.row(grading_id)
-        return Scores(row["task_score"], row["hc_score"], int(row["material_flags"] or 0), bool(row["gated"]))
+        scores = Scores(row["task_score"], row["hc_score"], int(row["material_flags"] or 0), bool(row["gated"]))
+        with self._lock:
+            self._raw[grading_id] = scores
+        return scores
 
     def inputs(self, grading_id: str) -> adj.GradingInputs:
         """The grading's scoring inputs, read once (the most recent `inputs_cache` gradings are kept)."""
@@ -127,7 +135,7 @@ class Scorer:
             if (grading_id, ids) in self._cache:
                 return self._cache[(grading_id, ids)]
         raw = self.raw(grading_id)
-        sid = str(self.data.row(grading_id)["submission_id"])
+        sid = str(self.data.row_table(grading_id).column("submission_id")[0].as_py())
         kept, _ = adj.on_grading(list({d.item: d for d in decisions}.values()), grading_id, sid)
         if not kept:
             result = raw
