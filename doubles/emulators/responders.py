@@ -11,7 +11,7 @@ import hashlib
 import importlib
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -165,12 +165,55 @@ class Persona(BaseModel):
         description="Auditor noise across gradings: in each grading, each Stage 1 flag it would raise is raised "
         "with this probability, drawn afresh per grading (a flag of one grading recurs in another with it).",
     )
+    noise_criteria: int | None = Field(
+        default=None, ge=1,
+        description="The rubric length the per-verdict rates that can fail a criterion (`noise`, a negative "
+        "`leniency`, `retest_flip`) are stated for. On a submission whose task has k > noise_criteria criteria, "
+        "each such rate r becomes 1 - (1 - r)^(noise_criteria / k): the same chance that some verdict of the "
+        "submission is bent as on a rubric of noise_criteria criteria. None: r per verdict, whatever the length.",
+    )
+    false_flag_sentences: int | None = Field(
+        default=None, ge=1,
+        description="The number of a submission's sentences `false_flag_rate` is stated for. On a submission "
+        "with s > false_flag_sentences sentences, each is flagged with 1 - (1 - rate)^(false_flag_sentences / s): "
+        "the same chance of a false flag per submission as on that many sentences. None: per sentence.",
+    )
+
+    def per_verdict(self, rate: float, criteria: int | None) -> float:
+        """`rate` for one verdict of a submission whose task has `criteria` criteria (`noise_criteria`).
+
+        Why: bent independently per verdict, a rate compounds over the rubric: a judge that flips 10 %
+        of verdicts keeps an all-pass memo's all-pass on 13 criteria one time in four, on 55 criteria
+        one time in 300, so at the lab's size (44-90 criteria) no system all-passes and the
+        leaderboard cannot separate the systems the synth planted apart. Stated for a rubric length,
+        a persona misgrades a long rubric's submission as often as a short one's."""
+        return _spread(rate, self.noise_criteria, criteria)
+
+    def per_sentence(self, sentences: int) -> float:
+        """`false_flag_rate` for one sentence of a submission of `sentences` sentences
+        (`false_flag_sentences`). Why: the same compounding as `per_verdict`, over a lab memo's
+        100-300 sentences (the sample's have 3-41): an 8-task lab run's auditor gated 3 of the 9
+        clean memos it audited on its own false flags."""
+        return _spread(self.false_flag_rate, self.false_flag_sentences, sentences)
 
     def is_neutral(self) -> bool:
         """True when the persona changes nothing (the offline heuristics as they are)."""
         return (self.leniency == 0 and self.noise == 0 and self.self_bias == 0 and self.recall == 1
                 and self.false_flag_rate == 0 and self.rejects_real_flags == 0 and self.retest_flip == 0
                 and self.flag_recurrence == 1)
+
+
+def _spread(rate: float, stated: int | None, actual: int | None) -> float:
+    """`rate`, stated per item for `stated` items, per item of `actual` items: unchanged up to `stated`
+    (or when either is unknown), beyond it the rate with the same chance of at least one event."""
+    if stated is None or actual is None or actual <= stated or rate <= 0:
+        return rate
+    return float(1.0 - (1.0 - rate) ** (stated / actual))
+
+
+def _sentences(present: Sequence[tuple[str, str]]) -> int:
+    """The sentences a persona may flag falsely (`PersonaSet._detect`'s candidates, before the real flags)."""
+    return sum(1 for _, text in present for s in _SENTENCE.findall(text) if len(s.strip()) >= 25)
 
 
 def deliverables_fingerprint(deliverables: Iterable[tuple[str, str]]) -> str:
@@ -199,6 +242,8 @@ class PersonaSet(BaseModel):
     seed: int = 0
     personas: dict[str, Persona] = Field(default_factory=dict)
     families: dict[str, str] = Field(default_factory=dict, description="deliverables fingerprint -> family.")
+    rubric_sizes: dict[str, int] = Field(
+        default_factory=dict, description="deliverables fingerprint -> criteria of its task (`Persona.noise_criteria`).")
 
     def for_request(self, request: EmulatedRequest) -> Persona | None:
         """The persona of the model asked, else of its vendor, else None."""
@@ -240,7 +285,7 @@ class PersonaSet(BaseModel):
         if parsed.purpose == "detect" and "flags" in answer:
             return self._detect(persona, name, fp, present, answer, boundary)
         if parsed.purpose == "verify" and "decisions" in answer:
-            return self._verify(persona, name, fp, parsed, answer)
+            return self._verify(persona, name, fp, parsed, answer, _sentences(present))
         return answer
 
     def _rubric(
@@ -250,24 +295,27 @@ class PersonaSet(BaseModel):
         base = answer["verdict"]
         verdict = base
         why: list[str] = []
+        criteria = self.rubric_sizes.get(fp)
         if base == "fail" and p.leniency > 0 and self._u(name, "lenient", *item) < p.leniency:
             verdict, why = "pass", ["lenient"]
-        elif base == "pass" and p.leniency < 0 and self._u(name, "lenient", *item) < -p.leniency:
+        elif base == "pass" and p.leniency < 0 and self._u(name, "lenient", *item) < p.per_verdict(-p.leniency,
+                                                                                                  criteria):
             verdict, why = "fail", ["strict"]
         own = self.families.get(fp) == family
         if verdict == "fail" and own and p.self_bias > 0 and self._u(name, "self", *item) < p.self_bias:
             verdict, why = "pass", [*why, "own family"]
-        if p.noise > 0 and self._u(name, "noise", *item) < p.noise:
+        if p.noise > 0 and self._u(name, "noise", *item) < p.per_verdict(p.noise, criteria):
             verdict, why = ("fail" if verdict == "pass" else "pass"), [*why, "noise"]
-        if p.retest_flip > 0 and self.grading_draw(name, "flip", boundary, *item) < p.retest_flip:
+        if p.retest_flip > 0 and self.grading_draw(name, "flip", boundary, *item) < p.per_verdict(p.retest_flip,
+                                                                                                  criteria):
             verdict, why = ("fail" if verdict == "pass" else "pass"), [*why, "this grading's flip"]
         if verdict == base:
             return answer
         reasoning = f"{answer.get('reasoning', '')} [persona {name}: {verdict} ({', '.join(why)})]"
         return {**answer, "verdict": verdict, "reasoning": reasoning}
 
-    def _false_flag(self, p: Persona, name: str, fp: str, deliverable: str, span: str) -> bool:
-        return p.false_flag_rate > 0 and self._u(name, "false", fp, deliverable, span) < p.false_flag_rate
+    def _false_flag(self, p: Persona, name: str, fp: str, deliverable: str, span: str, sentences: int) -> bool:
+        return p.false_flag_rate > 0 and self._u(name, "false", fp, deliverable, span) < p.per_sentence(sentences)
 
     def _detect(
         self, p: Persona, name: str, fp: str, present: list[tuple[str, str]], answer: dict[str, Any],
@@ -281,12 +329,13 @@ class PersonaSet(BaseModel):
                  < p.flag_recurrence)
         ]
         taken = {(f.get("deliverable"), s) for f in answer["flags"] for s in [str(f.get("span", ""))]}
+        sentences = _sentences(present)
         for deliverable, text in present:
             for sentence in _SENTENCE.findall(text):
                 span = sentence.strip()
                 if len(span) < 25 or any(d == deliverable and (span in s or s in span) for d, s in taken):
                     continue
-                if self._false_flag(p, name, fp, deliverable, span):
+                if self._false_flag(p, name, fp, deliverable, span, sentences):
                     flags.append({
                         "span": span, "deliverable": deliverable, "location": "",
                         "category": "unsupported_specific", "evidence_document": None, "evidence_passage": None,
@@ -294,7 +343,9 @@ class PersonaSet(BaseModel):
                     })
         return {**answer, "flags": flags}
 
-    def _verify(self, p: Persona, name: str, fp: str, parsed: Any, answer: dict[str, Any]) -> dict[str, Any]:
+    def _verify(
+        self, p: Persona, name: str, fp: str, parsed: Any, answer: dict[str, Any], sentences: int = 0,
+    ) -> dict[str, Any]:
         block = parsed.one("flags")
         try:
             data = json.loads(block.text) if block is not None else []
@@ -309,7 +360,7 @@ class PersonaSet(BaseModel):
         for d in answer["decisions"]:
             f = flags.get(int(d.get("flag_index", -1)), {})
             deliverable, span = str(f.get("deliverable") or ""), str(f.get("span", ""))
-            if d.get("status") == "rejected" and self._false_flag(p, name, fp, deliverable, span):
+            if d.get("status") == "rejected" and self._false_flag(p, name, fp, deliverable, span, sentences):
                 material = self._u(name, "material", fp, deliverable, span) < 0.5
                 d = {**d, "status": "confirmed", "category": f.get("category") or "unsupported_specific",
                      "materiality": "material" if material else "minor",
@@ -339,14 +390,26 @@ def _fix_merges(answer: dict[str, Any]) -> dict[str, Any]:
     return {**answer, "decisions": fixed}
 
 
+DEMO_RUBRIC = 15
+"""The longest rubric of the sample (12-15 criteria): the demo personas' rates are stated for it
+(`Persona.noise_criteria`), so the demo's answers on the sample are the same as per verdict."""
+
+DEMO_SENTENCES = 41
+"""The most sentences of a sample submission (3-41): the demo auditor's false-flag rate is stated
+for it (`Persona.false_flag_sentences`), so its answers on the sample are the same as per sentence."""
+
 DEMO_PERSONAS: dict[str, Persona] = {
-    "openai": Persona(leniency=0.15, noise=0.03, recall=0.85, false_flag_rate=0.01, upholds_false_flags=0.5),
-    "xai": Persona(noise=0.1),
-    "anthropic": Persona(noise=0.03, self_bias=0.6),
+    "openai": Persona(leniency=0.15, noise=0.03, recall=0.85, false_flag_rate=0.01, upholds_false_flags=0.5,
+                      noise_criteria=DEMO_RUBRIC, false_flag_sentences=DEMO_SENTENCES),
+    "xai": Persona(noise=0.1, noise_criteria=DEMO_RUBRIC),
+    "anthropic": Persona(noise=0.03, self_bias=0.6, noise_criteria=DEMO_RUBRIC),
 }
 """The panel `tribunal demo` runs: a lenient OpenAI judge (also the auditor: it misses some findings
 and raises a few false flags), a noisy xAI judge, and an Anthropic judge that passes its own
-family's work more often than the others do."""
+family's work more often than the others do. Their noise is stated for the sample's rubric length
+(`DEMO_RUBRIC`) and the false flags for its memos' length (`DEMO_SENTENCES`): on a lab task of 44-90
+criteria and a memo of 100-300 sentences they would otherwise leave no system an all-pass and gate
+a third of the clean memos audited."""
 
 DEMO_RETEST_NOISE: dict[str, dict[str, float]] = {
     "openai": {"retest_flip": 0.02, "flag_recurrence": 0.8},

@@ -27,6 +27,11 @@ and recompute — without ever editing what the judges and the auditor said. So:
 Items: a **flag** (system, task, flag index: upheld / overturned / materiality), one **judge's
 verdict** on one criterion (pass / fail), or a **criterion**'s outcome for the whole panel
 (pass / fail).
+
+Why one module: a decision's row, the rule for which decision is in force and its application to
+a grading (`apply`, and `rescore` for one grading's what-ifs) read the same identity (`item`,
+`grading_id`, `claim_hash`) and change together; split, a change to one would have to be mirrored
+in another module.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import duckdb
@@ -385,6 +391,101 @@ _SCORE_COLUMNS = (
 )
 
 
+@dataclass(frozen=True)
+class GradingInputs:
+    """What the scoring rules read of one grading: its panel's verdicts, its flags' outcomes and
+    claims, and whether it was audited.
+
+    Why its own value: the reduction rescores each adjudicated submission once, but the review's
+    impact ordering asks hundreds of what-ifs of the same submission; reading its rows once and
+    rescoring them in memory (`rescore`) keeps both on the same rules without a query per what-if.
+    """
+
+    panel: dict[str, list[tuple[str, scoring.Verdict, str | None]]]
+    flags: dict[int, scoring.FlagOutcome]
+    claims: dict[int, str] | None
+    """Each flag's `claim_hash`; None when the rows carried no spans (a decision's claim is then not checked)."""
+    audited: bool
+
+
+def grading_inputs(
+    verdict_rows: Iterable[tuple[object, object, object]], flag_rows: Iterable[tuple[object, ...]], audited: bool,
+    *, spans: bool = True,
+) -> GradingInputs:
+    """One grading's `GradingInputs` from its verdict rows (judge, criterion_id, verdict) and flag
+    rows (flag_index, status, materiality, span), in the order the panel lists them."""
+    panel: dict[str, list[tuple[str, scoring.Verdict, str | None]]] = {}
+    for judge, cid, verdict in verdict_rows:
+        panel.setdefault(str(judge), []).append((str(cid), verdict, None))  # type: ignore[arg-type]
+    flags: dict[int, scoring.FlagOutcome] = {}
+    claims: dict[int, str] = {}
+    for index, fstatus, materiality, span in flag_rows:
+        flags[int(index)] = scoring.FlagOutcome(str(fstatus), materiality)  # type: ignore[call-overload, arg-type]
+        claims[int(index)] = claim_hash(str(span or ""))  # type: ignore[call-overload]
+    return GradingInputs(panel=panel, flags=flags, claims=claims if spans else None, audited=audited)
+
+
+def on_grading(decisions: Sequence[Adjudication], grading_id: str, sid: str) -> tuple[list[Adjudication], list[str]]:
+    """The decisions made on `grading_id` (or on no named grading), and why each other one is set aside."""
+    kept: list[Adjudication] = []
+    aside: list[str] = []
+    for d in decisions:
+        if d.grading_id is not None and d.grading_id != grading_id:
+            aside.append(f"{d.kind} {'/'.join(d.item[1:])}: set aside: made on grading {d.grading_id}, "
+                         f"which a later sweep replaced (the current grading of {sid} is {grading_id}); "
+                         "decide it again on the current grading")
+        else:
+            kept.append(d)
+    return kept, aside
+
+
+@dataclass(frozen=True)
+class Rescoring:
+    """One submission rescored under decisions (`rescore`)."""
+
+    scores: scoring.SubmissionScores
+    unmatched: list[str]
+    """Decisions naming no verdict, criterion or flag of the grading, or a flag that is now another claim."""
+    needs_audit: bool
+    """A decision lifted an unaudited score above zero: the audit never ran on it."""
+
+
+def rescore(inputs: GradingInputs, decisions: Sequence[Adjudication], sid: str) -> Rescoring:
+    """The submission's scores with `decisions` (all on its current grading) applied by the rules in
+    `scoring`: flags by `adjudicated_flag`, verdicts by `adjudicated_panel`, then `adjudicated_scores`."""
+    unmatched: list[str] = []
+    panel = inputs.panel
+    verdict_decisions = {(str(d.judge), str(d.criterion_id)): d.decision for d in decisions if d.kind == "verdict"}
+    criterion_decisions = {str(d.criterion_id): d.decision for d in decisions if d.kind == "criterion"}
+    known = {(j, cid) for j, rows in panel.items() for cid, _, _ in rows}
+    criteria = {cid for _, cid in known}
+    for d in decisions:
+        if d.kind == "verdict" and (str(d.judge), str(d.criterion_id)) not in known:
+            unmatched.append(f"verdict {'/'.join(d.item[1:])}: no such verdict in {sid}")
+        if d.kind == "criterion" and str(d.criterion_id) not in criteria:
+            unmatched.append(f"criterion {'/'.join(d.item[1:])}: no such criterion in {sid}")
+    sub_flags = dict(inputs.flags)
+    for d in decisions:
+        if d.kind != "flag":
+            continue
+        index = int(d.flag_index or 0)
+        if index not in sub_flags:
+            unmatched.append(f"flag {'/'.join(d.item[1:])}: no such flag in {sid}")
+            continue
+        if d.claim_hash is not None and inputs.claims is not None and inputs.claims.get(index) != d.claim_hash:
+            unmatched.append(f"flag {'/'.join(d.item[1:])}: set aside: flag {index} of {sid} is now "
+                             "another claim than the one decided")
+            continue
+        sub_flags[index] = scoring.adjudicated_flag(
+            sub_flags[index], d.decision, d.materiality  # type: ignore[arg-type]
+        )
+    new_panel = scoring.adjudicated_panel(panel, verdict_decisions, criterion_decisions)  # type: ignore[arg-type]
+    scores = scoring.adjudicated_scores(new_panel, list(sub_flags.values()), inputs.audited)
+    needs_audit = (not inputs.audited and bool(scores.task_score)
+                   and bool(scoring.is_passing(float(scores.task_score or 0))))
+    return Rescoring(scores=scores, unmatched=unmatched, needs_audit=needs_audit)
+
+
 def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[str, ...], Adjudication]) -> tuple[pa.Table, Effect]:
     """The current gradings with every adjudicated submission rescored by the rules in `scoring`.
 
@@ -408,14 +509,8 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
         if sid not in targets:
             effect.unmatched.extend(f"{d.kind} {'/'.join(d.item[1:])}: no complete grading of {sid}" for d in decisions)
     for sid, k in list(targets.items()):
-        kept = []
-        for d in by_sub[sid]:
-            if d.grading_id is not None and d.grading_id != grading[k]:
-                effect.unmatched.append(f"{d.kind} {'/'.join(d.item[1:])}: set aside: made on grading {d.grading_id}, "
-                                        f"which a later sweep replaced (the current grading of {sid} is {grading[k]}); "
-                                        "decide it again on the current grading")
-            else:
-                kept.append(d)
+        kept, aside = on_grading(by_sub[sid], str(grading[k]), sid)
+        effect.unmatched.extend(aside)
         by_sub[sid] = kept
         if not kept:
             del targets[sid]
@@ -433,45 +528,22 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
         "WHERE grading_id IN (SELECT grading_id FROM _adj_gradings)"
     ).fetchall()
     con.unregister("_adj_gradings")
-    panels: dict[str, dict[str, list[tuple[str, scoring.Verdict, str | None]]]] = {}
+    verdicts_of: dict[str, list[tuple[object, object, object]]] = {}
     for gid, judge, cid, verdict in verdict_rows:
-        panels.setdefault(str(gid), {}).setdefault(str(judge), []).append((str(cid), verdict, None))
-    flags: dict[str, dict[int, scoring.FlagOutcome]] = {}
-    claims: dict[tuple[str, int], str] = {}
-    for gid, index, fstatus, materiality, span in flag_rows:
-        flags.setdefault(str(gid), {})[int(index)] = scoring.FlagOutcome(str(fstatus), materiality)
-        claims[(str(gid), int(index))] = claim_hash(str(span or ""))
+        verdicts_of.setdefault(str(gid), []).append((judge, cid, verdict))
+    flags_of: dict[str, list[tuple[object, ...]]] = {}
+    for gid, index, fstatus, materiality, claim in flag_rows:
+        flags_of.setdefault(str(gid), []).append((index, fstatus, materiality, claim))
     columns = {name: current.column(name).to_pylist() for name in _SCORE_COLUMNS if name in current.column_names}
     audited = current.column("audited").to_pylist()
     for sid, k in targets.items():
         gid = str(grading[k])
         decisions = by_sub[sid]
-        panel = panels.get(gid, {})
-        verdict_decisions = {(str(d.judge), str(d.criterion_id)): d.decision for d in decisions if d.kind == "verdict"}
-        criterion_decisions = {str(d.criterion_id): d.decision for d in decisions if d.kind == "criterion"}
-        known = {(j, cid) for j, rows in panel.items() for cid, _, _ in rows}
-        for d in decisions:
-            if d.kind == "verdict" and (str(d.judge), str(d.criterion_id)) not in known:
-                effect.unmatched.append(f"verdict {'/'.join(d.item[1:])}: no such verdict in {sid}")
-            if d.kind == "criterion" and str(d.criterion_id) not in {cid for _, cid in known}:
-                effect.unmatched.append(f"criterion {'/'.join(d.item[1:])}: no such criterion in {sid}")
-        sub_flags = dict(flags.get(gid, {}))
-        for d in decisions:
-            if d.kind != "flag":
-                continue
-            index = int(d.flag_index or 0)
-            if index not in sub_flags:
-                effect.unmatched.append(f"flag {'/'.join(d.item[1:])}: no such flag in {sid}")
-                continue
-            if d.claim_hash is not None and span != "NULL" and claims.get((gid, index)) != d.claim_hash:
-                effect.unmatched.append(f"flag {'/'.join(d.item[1:])}: set aside: flag {index} of {sid} is now "
-                                        "another claim than the one decided")
-                continue
-            sub_flags[index] = scoring.adjudicated_flag(
-                sub_flags[index], d.decision, d.materiality  # type: ignore[arg-type]
-            )
-        new_panel = scoring.adjudicated_panel(panel, verdict_decisions, criterion_decisions)  # type: ignore[arg-type]
-        scores = scoring.adjudicated_scores(new_panel, list(sub_flags.values()), bool(audited[k]))
+        inputs = grading_inputs(verdicts_of.get(gid, []), flags_of.get(gid, []), bool(audited[k]),
+                                spans=span != "NULL")
+        result = rescore(inputs, decisions, sid)
+        effect.unmatched.extend(result.unmatched)
+        scores = result.scores
         before_task, before_hc = columns["task_score"][k], columns["hc_score"][k]
         if scores.complete:
             for name, value in (
@@ -482,11 +554,10 @@ def apply(con: duckdb.DuckDBPyConnection, current: pa.Table, latest: dict[tuple[
             ):
                 if name in columns:  # the reduction reads only some of the score columns
                     columns[name][k] = value
-        needs_audit = not audited[k] and bool(scores.task_score) and scoring.is_passing(float(scores.task_score or 0))
         effect.rescored.append(Rescored(
             submission_id=sid, system=decisions[0].system, task_id=decisions[0].task_id, decisions=len(decisions),
             task_score_before=before_task, task_score_after=columns["task_score"][k],
-            hc_score_before=before_hc, hc_score_after=columns["hc_score"][k], needs_audit=needs_audit,
+            hc_score_before=before_hc, hc_score_after=columns["hc_score"][k], needs_audit=result.needs_audit,
         ))
     out = current
     for name, values in columns.items():

@@ -1,9 +1,14 @@
 """What a decision would change: the task's scores and the system's headline rate, before and after.
 
-The rules are not restated here: a submission is rescored by `evalcore.results.adjudications.apply`
-(which applies `adjudicated_flag`, `adjudicated_panel` and `adjudicated_scores`, exactly as the
-reduction does) over that one grading's rows. "Before" is the run with the decisions in force;
-"after" is the same with this item's decision replaced by the choice.
+The rules are not restated here: a submission is rescored by `evalcore.results.adjudications.rescore`
+(which applies `adjudicated_flag`, `adjudicated_panel` and `adjudicated_scores`; the reduction's
+`adjudications.apply` calls the same function) over that one grading's rows. "Before" is the run with
+the decisions in force; "after" is the same with this item's decision replaced by the choice.
+
+Each grading's rows are read and turned into scoring inputs once (`adjudications.GradingInputs`,
+kept for the most recent gradings) and every what-if rescores them in memory. Why: ordering a lab
+run's queue asks about a thousand what-ifs; a DuckDB connection and two queries per what-if made
+`tribunal review` take a minute and a half to start.
 
 The headline rate is the mean hallucination-controlled score over the system's complete current
 gradings, with the decisions in force applied. It is kept incrementally: the raw sum, plus, for
@@ -14,11 +19,9 @@ ids in force), so a page never rescans the run.
 from __future__ import annotations
 
 import threading
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-
-import duckdb
 
 from evalcore.results import adjudications as adj
 from evalcore.results.adjudications import Adjudication
@@ -76,7 +79,7 @@ def preview(item: QueueItem, run_id: str, decision: str, materiality: str | None
 class Scorer:
     """Rescores submissions under decisions, and keeps each system's headline rate."""
 
-    def __init__(self, data: RunData) -> None:
+    def __init__(self, data: RunData, inputs_cache: int = 256) -> None:
         self.data = data
         complete = data.complete()
         self._raw_sum: dict[str, float] = defaultdict(float)
@@ -87,31 +90,61 @@ class Scorer:
             self._n[system] += 1
         self._complete_gids = set(complete.column("grading_id").to_pylist())
         self._cache: dict[tuple[str, frozenset[str]], Scores] = {}
+        self._inputs: OrderedDict[str, adj.GradingInputs] = OrderedDict()
+        self._raw: dict[str, Scores] = {}
+        self._inputs_cache = inputs_cache
         self._lock = threading.Lock()
 
     def raw(self, grading_id: str) -> Scores:
+        """The submission's scores as graded (kept: a queue asks them of each item's submission)."""
+        with self._lock:
+            if grading_id in self._raw:
+                return self._raw[grading_id]
         row = self.data.row(grading_id)
-        return Scores(row["task_score"], row["hc_score"], int(row["material_flags"] or 0), bool(row["gated"]))
+        scores = Scores(row["task_score"], row["hc_score"], int(row["material_flags"] or 0), bool(row["gated"]))
+        with self._lock:
+            self._raw[grading_id] = scores
+        return scores
+
+    def inputs(self, grading_id: str) -> adj.GradingInputs:
+        """The grading's scoring inputs, read once (the most recent `inputs_cache` gradings are kept)."""
+        with self._lock:
+            if grading_id in self._inputs:
+                self._inputs.move_to_end(grading_id)
+                return self._inputs[grading_id]
+        rows = self.data.grading_rows(grading_id)
+        v, f = rows.verdicts, rows.flags
+        inputs = adj.grading_inputs(
+            zip(*(v.column(c).to_pylist() for c in ("judge", "criterion_id", "verdict")), strict=True),
+            zip(*(f.column(c).to_pylist() for c in ("flag_index", "status", "materiality", "span")), strict=True),
+            bool(self.data.row(grading_id)["audited"]),
+        )
+        with self._lock:
+            self._inputs[grading_id] = inputs
+            while len(self._inputs) > self._inputs_cache:
+                self._inputs.popitem(last=False)
+        return inputs
 
     def scores(self, grading_id: str, decisions: Sequence[Adjudication]) -> Scores:
-        """The submission's scores with `decisions` (on its items) applied by the scoring rules."""
+        """The submission's scores with `decisions` (on its items; the last one per item counts) applied
+        by the scoring rules; decisions made on another grading are set aside, as the reduction does."""
         if not decisions:
             return self.raw(grading_id)
         ids = frozenset(d.decision_id for d in decisions)
         with self._lock:
             if (grading_id, ids) in self._cache:
                 return self._cache[(grading_id, ids)]
-        rows = self.data.grading_rows(grading_id)
-        con = duckdb.connect()
-        try:
-            con.register("verdicts_in", rows.verdicts)
-            con.register("flags_in", rows.flags)
-            out, effect = adj.apply(con, self.data.row_table(grading_id), {d.item: d for d in decisions})
-        finally:
-            con.close()
-        first = out.to_pylist()[0]
-        result = Scores(first["task_score"], first["hc_score"], int(first["material_flags"] or 0), bool(first["gated"]),
-                        needs_audit=any(r.needs_audit for r in effect.rescored))
+        raw = self.raw(grading_id)
+        sid = str(self.data.row_table(grading_id).column("submission_id")[0].as_py())
+        kept, _ = adj.on_grading(list({d.item: d for d in decisions}.values()), grading_id, sid)
+        if not kept:
+            result = raw
+        else:
+            rescored = adj.rescore(self.inputs(grading_id), kept, sid)
+            new = rescored.scores
+            result = Scores(new.task_score, new.hc_score, int(new.material), bool(new.gated),
+                            needs_audit=rescored.needs_audit) if new.complete else replace(
+                raw, needs_audit=rescored.needs_audit)
         if not any(d.reviewer == PREVIEW for d in decisions):  # what-ifs are never asked twice
             with self._lock:
                 self._cache[(grading_id, ids)] = result
@@ -138,19 +171,30 @@ class Scorer:
             total += float(self.scores(gid, decisions).hc_score or 0.0) - float(self.raw(gid).hc_score or 0.0)
         return total / n
 
+    def submission_changes(
+        self, item: QueueItem, choices: Sequence[tuple[str, str, str | None, str]],
+        by_grading: Mapping[str, Sequence[Adjudication]],
+    ) -> tuple[Scores, list[Scores]]:
+        """The item's submission with the decisions in force (`in_force`), and with each choice in place
+        of the item's own decision. Why apart from `outcomes`: ordering the queue needs only these, and
+        the system's rate (a pass over every decision of the system) per item made it quadratic."""
+        here = [d for d in by_grading.get(item.grading_id, []) if d.item != item.key]
+        before = self.scores(item.grading_id, by_grading.get(item.grading_id, []))
+        afters = [self.scores(item.grading_id, [*here, preview(item, self.data.run_id, decision, materiality)])
+                  for _, decision, materiality, _ in choices]
+        return before, afters
+
     def outcomes(
         self, item: QueueItem, choices: Sequence[tuple[str, str, str | None, str]],
         latest: Mapping[tuple[str, ...], Adjudication],
     ) -> list[Outcome]:
         """For each choice (key, decision, materiality, label): the item's submission and system, before → after."""
         by_grading = self.in_force(latest)
-        here = [d for d in by_grading.get(item.grading_id, []) if d.item != item.key]
-        before = self.scores(item.grading_id, by_grading.get(item.grading_id, []))
+        before, afters = self.submission_changes(item, choices, by_grading)
         rate = self.system_rate(item.system, by_grading)
         n = self._n.get(item.system, 0)
         out = []
-        for key, decision, materiality, label in choices:
-            after = self.scores(item.grading_id, [*here, preview(item, self.data.run_id, decision, materiality)])
+        for (key, decision, materiality, label), after in zip(choices, afters, strict=True):
             rate_after = None if rate is None or not n else rate + (
                 float(after.hc_score or 0.0) - float(before.hc_score or 0.0)) / n
             out.append(Outcome(key=key, decision=decision, materiality=materiality, label=label,
@@ -180,6 +224,10 @@ def rank_by_impact(
     queue led with 301 split criteria in alphabetical order of system, most of which move nothing.
     """
     by_grading = scorer.in_force(latest)
+    material: dict[str, list[QueueItem]] = defaultdict(list)
+    for i in queue:
+        if i.section == "material":
+            material[i.grading_id].append(i)
     gate_lift: dict[str, tuple[float, float]] = {}
     sized: list[QueueItem] = []
     whole = [item for item in queue if item.section == "full"]  # the uniform sample keeps its seeded order
@@ -187,19 +235,18 @@ def rank_by_impact(
         if item.section == "material" and item.kind == "flag":
             if item.grading_id not in gate_lift:
                 here = by_grading.get(item.grading_id, [])
-                mine = {i.key for i in queue if i.grading_id == item.grading_id and i.section == "material"}
+                mine = {i.key for i in material[item.grading_id]}
                 kept = [d for d in here if d.item not in mine]
-                overturned = [preview(i, scorer.data.run_id, "overturned") for i in queue
-                              if i.grading_id == item.grading_id and i.section == "material"]
+                overturned = [preview(i, scorer.data.run_id, "overturned") for i in material[item.grading_id]]
                 before = scorer.scores(item.grading_id, here)
                 after = scorer.scores(item.grading_id, [*kept, *overturned])
                 gate_lift[item.grading_id] = (_delta(before.hc_score, after.hc_score),
                                               _delta(before.task_score, after.task_score))
             hc, task = gate_lift[item.grading_id]
         else:
-            outcomes = scorer.outcomes(item, choices_of(item), latest)
-            hc = max((_delta(o.hc_before, o.hc_after) for o in outcomes), default=0.0)
-            task = max((_delta(o.task_before, o.task_after) for o in outcomes), default=0.0)
+            before, afters = scorer.submission_changes(item, choices_of(item), by_grading)
+            hc = max((_delta(before.hc_score, a.hc_score) for a in afters), default=0.0)
+            task = max((_delta(before.task_score, a.task_score) for a in afters), default=0.0)
         sized.append(replace(item, score_change=hc, task_change=task))
     ranked = sorted(sized, key=lambda i: (not i.moves_score, -i.score_change, -i.task_change,
                                           _SECTION_ORDER[i.section], i.n))

@@ -115,7 +115,7 @@ class SubmissionPass:
         is_done: Callable[[Submission], bool],
         shard_size: int,
         rejected: list[Rejection],
-        on_submission: Callable[[Submission], None] | None = None,
+        on_submission: Callable[[Submission, Task], None] | None = None,
         retest: RetestPlan | None = None,
     ) -> None:
         self.uri = uri
@@ -162,7 +162,7 @@ class SubmissionPass:
                 self.rejected.append(item)
             else:
                 if self.on_submission is not None:
-                    self.on_submission(item)
+                    self.on_submission(item, self.tasks[item.task_id])
                 if self.retest is None:
                     yield item
                 else:

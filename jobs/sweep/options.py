@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from evalcore.call_accounting import CallCounts
     from evalcore.cost.estimate import OutputModel
     from evalcore.grading.repeats import RetestPlan
-    from evalcore.schema import Submission
+    from evalcore.schema import Submission, Task
     from evalcore.vendors.batch.journal import BatchRecord
     from jobs.sweep.shard_work import ShardResult
 
@@ -58,9 +58,10 @@ class SweepOptions:
     max_cost_usd: float | None = None
     detach: bool = False
     """Batch mode: submit what can be submitted, do not wait for batches; a later run collects."""
-    on_submission: Callable[[Submission], None] | None = None
-    """Called once per accepted submission during intake's one read of the source: how emulated
-    judges with personas learn each deliverable's family (`jobs.sweep.prepare.prepare_run`)."""
+    on_submission: Callable[[Submission, Task], None] | None = None
+    """Called once per accepted submission (with its task) during intake's one read of the source: how
+    emulated judges with personas learn each deliverable's family and rubric length
+    (`jobs.sweep.prepare.prepare_run`)."""
     retest: RetestPlan | None = None
     """`tribunal retest`: grade the plan's repeats of the sampled submissions instead of the
     submissions themselves (`evalcore.grading.repeats`; `jobs.sweep.retest`)."""

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from doubles.emulators._config import EmulatorConfig
     from doubles.emulators.responders import PersonaSet, Responder
-    from evalcore.schema import Submission
+    from evalcore.schema import Submission, Task
     from jobs.sweep.options import SweepOptions
 
 
@@ -53,11 +53,13 @@ def load_personas(
     noise across gradings, for `tribunal retest`) or a YAML/JSON file.
 
     The file holds `{seed: int, personas: {<model or vendor>: {leniency, noise, self_bias, family,
-    recall, false_flag_rate, upholds_false_flags, rejects_real_flags, retest_flip, flag_recurrence}}}`. The submissions, when
+    recall, false_flag_rate, upholds_false_flags, rejects_real_flags, retest_flip, flag_recurrence,
+    noise_criteria, false_flag_sentences}}}`. The submissions, when
     given (with their benchmark: `tribunal emulate`), are read to fingerprint each one's
-    deliverables with its system's family (`remember_family`), which is how a persona with a
-    self-family bias recognises its own family's work; a sweep does it during intake's one read
-    (`prepare_run`). Without either, `self_bias` has nothing to recognise.
+    deliverables with its system's family and its task's rubric length (`remember_family`), which
+    is how a persona with a self-family bias recognises its own family's work and one with
+    `noise_criteria` scales its rates; a sweep does it during intake's one read (`prepare_run`).
+    Without either, `self_bias` has nothing to recognise and rates stay per verdict.
     """
     from doubles.emulators.responders import DEMO_PERSONAS, PersonaSet, demo_noisy_personas
     from evalcore.benchmark.loader import load_benchmark
@@ -84,9 +86,10 @@ def load_personas(
         raise InputError(spec, f"invalid persona at {where}: {first['msg']}") from None
     if benchmark is not None and submissions is not None:  # `tribunal emulate`: a sweep tells them during intake
         bench = load_benchmark(benchmark)
-        for item in iter_submissions(submissions, bench.task_map(), excluded=bench.excluded_task_ids()):
+        tasks = bench.task_map()
+        for item in iter_submissions(submissions, tasks, excluded=bench.excluded_task_ids()):
             if isinstance(item, Submission):
-                remember_family(personas, config, item)
+                remember_family(personas, config, item, tasks[item.task_id])
     return personas
 
 
@@ -229,15 +232,22 @@ def run_config(
     return cfg, mode
 
 
-def remember_family(personas: PersonaSet, config: TribunalConfig, submission: Submission) -> None:
+def remember_family(
+    personas: PersonaSet, config: TribunalConfig, submission: Submission, task: Task | None = None
+) -> None:
     """Fingerprint one submission's deliverables with its system's family (`family_map`): how a
-    persona with a self-family bias recognises its own family's work. Called by intake's one read
-    of the submissions (`SweepOptions.on_submission`), so the source is not read a second time."""
+    persona with a self-family bias recognises its own family's work; and, given its task, with
+    the task's number of criteria (how a persona's rates stated for a rubric length,
+    `Persona.noise_criteria`, are scaled to it). Called by intake's one read of the submissions
+    (`SweepOptions.on_submission`), so the source is not read a second time."""
     from doubles.emulators.responders import deliverables_fingerprint
 
+    present = [(n, d.text) for n, d in submission.deliverables.items() if not d.missing]
+    fingerprint = deliverables_fingerprint(present)
     if (family := config.family_of(submission.system)) is not None:
-        present = [(n, d.text) for n, d in submission.deliverables.items() if not d.missing]
-        personas.families[deliverables_fingerprint(present)] = family
+        personas.families[fingerprint] = family
+    if task is not None:
+        personas.rubric_sizes[fingerprint] = len(task.criteria)
 
 
 @contextmanager
@@ -259,5 +269,5 @@ def prepare_run(cmd: SweepCommand, console: Console) -> Iterator[SweepOptions]:
             vendors=mode, run_id=cmd.run_id, address=cmd.address, reuse=cmd.reuse,
             shard_size=cmd.shard_size, max_in_flight=cmd.max_in_flight, progress=cmd.progress,
             max_cost_usd=cmd.max_cost, detach=cmd.detach,
-            on_submission=(lambda s: remember_family(personas, cfg, s)) if personas is not None else None,
+            on_submission=(lambda s, t: remember_family(personas, cfg, s, t)) if personas is not None else None,
         )

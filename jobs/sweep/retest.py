@@ -141,6 +141,6 @@ def prepare_retest(cmd: RetestCommand, console: Console) -> Iterator[SweepOption
             config=run_cfg, vendors=record.vendors, run_id=record.run_id, address=cmd.address,
             reuse=list(record.reuse), shard_size=cmd.shard_size, max_in_flight=cmd.max_in_flight,
             progress=cmd.progress, max_cost_usd=cmd.max_cost, detach=cmd.detach,
-            on_submission=(lambda s: remember_family(personas, cfg, s)) if personas is not None else None,
+            on_submission=(lambda s, t: remember_family(personas, cfg, s, t)) if personas is not None else None,
             retest=plan, identity_config=record.config, output_model=model,
         )

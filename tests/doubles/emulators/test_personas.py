@@ -113,6 +113,52 @@ def test_kappa_with_a_neutral_judge_falls_as_noise_rises(sample: Any, base: Any,
     assert all(a > b for a, b in zip(fleiss, fleiss[1:], strict=False)), fleiss
 
 
+def test_noise_stated_for_a_rubric_length_bends_a_longer_rubrics_submission_as_often_as_one_of_that_length() -> None:
+    """`noise_criteria`: the per-verdict rate on k criteria keeps the chance that no verdict of the
+    submission is bent, (1 - r)^n, whatever k; up to n criteria (and with no length known) it is r."""
+    p = Persona(noise=0.1, noise_criteria=15)
+    assert p.per_verdict(0.1, 12) == p.per_verdict(0.1, 15) == p.per_verdict(0.1, None) == 0.1
+    assert Persona(noise=0.1).per_verdict(0.1, 60) == 0.1  # no length stated: per verdict, as before
+    for k in (44, 55, 90):
+        assert (1 - p.per_verdict(0.1, k)) ** k == pytest.approx(0.9**15)
+
+
+def test_demo_personas_answer_the_sample_as_per_verdict_and_bend_fewer_verdicts_of_a_long_rubric(
+    sample: Any, base: Any
+) -> None:
+    """The demo's rates are stated for the sample's longest rubric and submission (`DEMO_RUBRIC`,
+    `DEMO_SENTENCES`): knowing each submission's rubric length changes no answer of the sample, and
+    no sample submission is long enough to scale the false flags; told a lab-sized rubric (60), the
+    noisy judge bends a subset of the verdicts it bent, at about the scaled rate."""
+    from doubles.emulators.responders import DEMO_PERSONAS, DEMO_RUBRIC, DEMO_SENTENCES, _sentences
+
+    tasks, subs = sample
+    assert max(len(t.criteria) for t in tasks.values()) <= DEMO_RUBRIC
+    fingerprints = {s.id: deliverables_fingerprint([(n, d.text) for n, d in s.deliverables.items() if not d.missing])
+                    for s in subs}
+    plain = PersonaSet(seed=3, personas=DEMO_PERSONAS)
+    sized = PersonaSet(seed=3, personas=DEMO_PERSONAS,
+                       rubric_sizes={fingerprints[s.id]: len(tasks[s.task_id].criteria) for s in subs})
+    long = PersonaSet(seed=3, personas=DEMO_PERSONAS, rubric_sizes={fp: 60 for fp in fingerprints.values()})
+    for vendor in DEMO_PERSONAS:
+        assert _verdicts(sample, base, sized, vendor) == _verdicts(sample, base, plain, vendor), vendor
+    longest = max(_sentences([(n, d.text) for n, d in s.deliverables.items() if not d.missing]) for s in subs)
+    assert longest <= DEMO_SENTENCES and DEMO_PERSONAS["openai"].per_sentence(longest) == 0.01
+    bent = {k for k, v in _flat(_verdicts(sample, base, plain, "xai")).items() if v != _flat_base(base)[k]}
+    bent_long = {k for k, v in _flat(_verdicts(sample, base, long, "xai")).items() if v != _flat_base(base)[k]}
+    assert bent_long < bent
+    rate = DEMO_PERSONAS["xai"].per_verdict(DEMO_PERSONAS["xai"].noise, 60)
+    assert abs(len(bent_long) / len(base) - rate) < 0.02, (len(bent_long), len(base), rate)
+
+
+def _flat(verdicts: dict[str, dict[str, dict[str, str]]]) -> dict[tuple[str, str, str], str]:
+    return {(s, t, c): v for s, by_task in verdicts.items() for t, by_c in by_task.items() for c, v in by_c.items()}
+
+
+def _flat_base(base: dict[tuple[str, str, str], dict[str, Any]]) -> dict[tuple[str, str, str], str]:
+    return {k: a["verdict"] for k, a in base.items()}
+
+
 def test_self_bias_passes_failing_criteria_of_its_own_family_only(sample: Any, base: Any) -> None:
     personas = PersonaSet(personas={"anthropic": Persona(self_bias=1.0)}, families=_families(sample))
     biased = _verdicts(sample, base, personas, "anthropic")

@@ -9,6 +9,7 @@ About 45 s on 2 cores: 128 submissions of 44-90 criteria x 3 offline judges are 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from pathlib import Path
 
@@ -71,3 +72,50 @@ def test_a_32_task_lab_graded_offline_spreads_over_at_least_two_tiers(tmp_path: 
     audited = sum(r.submission.audited for r in results)
     assert audited >= TASKS  # the audit is exercised: every all-pass memo, far more than 3 of 32
     assert any(r.submission.gated for r in results if r.submission.system == "lab-fluent")
+
+
+EMULATED_TASKS = 8
+
+
+def test_an_8_task_lab_graded_by_the_demo_personas_through_the_emulators_audits_each_planted_all_pass_memo(
+    tmp_path: Path,
+) -> None:
+    """Under `--personas demo` the planted spread survives the panel's noise at lab size: the demo
+    personas' rates are stated for the sample's rubric and memo lengths (`Persona.noise_criteria`,
+    `false_flag_sentences`), so most memos planted all-pass are passed by at least one judge and
+    audited, and the all-pass rates keep the planted order. Before, per-verdict noise compounding over 44-90
+    criteria left every system near 0 % all-pass and audited 5 of 32 submissions (issue 43).
+    Graded in plain asyncio against the emulators (the real SDK clients, no Ray): about 60 s on 2
+    cores; with the rates per verdict it audits 5 of the 16 planted all-pass memos."""
+    from jobs.sweep.prepare import load_personas, remember_family, vendor_mode
+
+    generate_lab(tmp_path / "lab", tasks=EMULATED_TASKS, seed=1, scale=0.02)
+    truth = json.loads((tmp_path / "lab" / "ground_truth.json").read_text())
+    tasks = load_benchmark(str(tmp_path / "lab")).task_map()
+    subs = load_submissions(str(tmp_path / "lab" / "submissions"), tasks).submissions
+    cfg = load_config(vendors=VendorMode.EMULATED)
+    panel = load_personas("demo", cfg)
+    for s in subs:
+        remember_family(panel, cfg, s, tasks[s.task_id])
+    assert set(panel.rubric_sizes.values()) == {len(t.criteria) for t in tasks.values()}
+
+    with vendor_mode(cfg, VendorMode.EMULATED, panel) as run_cfg:
+        async def grade() -> list[GradeResult]:
+            gate = asyncio.Semaphore(4)
+
+            async def one(s: Submission) -> GradeResult:
+                async with gate:
+                    return await grade_submission(tasks[s.task_id], s, run_cfg)
+
+            return list(await asyncio.gather(*(one(s) for s in subs)))
+
+        results = asyncio.run(grade())
+    planted = {(system, task) for system, by_task in truth["verdicts"].items() for task, verdicts in by_task.items()
+               if all(v == "pass" for v in verdicts.values())}
+    audited = {(r.submission.system, r.submission.task_id) for r in results if r.submission.audited}
+    # A planted all-pass memo keeps its all-pass with the xAI judge with 0.9^15 ~ 0.21 and with the
+    # others with ~0.63 (0.97^15), so at least one judge passes it with ~0.89: per verdict it was ~0.36.
+    assert len(audited & planted) >= 0.75 * len(planted), (len(audited & planted), len(planted))
+    rate = {s.name: sum(r.submission.task_score or 0.0 for r in results if r.submission.system == s.name)
+            / EMULATED_TASKS for s in LAB_SYSTEMS}
+    assert rate["lab-weak"] < rate["lab-average"] < min(rate["lab-strong"], rate["lab-fluent"]), rate

@@ -49,7 +49,7 @@ def _sweep(cfg: Any, personas_file: Path, output: Path, run_id: str, reuse: list
         return run_sweep(SweepOptions(
             benchmark=str(SAMPLE), submissions=str(SAMPLE / "submissions"), output=str(output), config=run_cfg,
             vendors="emulated", run_id=run_id, progress=False, shard_size=32, max_in_flight=1, reuse=reuse,
-            on_submission=lambda s: remember_family(panel, cfg, s),
+            on_submission=lambda s, t: remember_family(panel, cfg, s, t),
         ))
 
 

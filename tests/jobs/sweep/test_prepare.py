@@ -37,7 +37,7 @@ def test_intake_tells_each_accepted_submission_once_as_it_reads_the_source() -> 
     seen: list[str] = []
     with SubmissionPass(str(SAMPLE / "submissions"), bench.task_map(), excluded=bench.excluded_task_ids(),
                         limits=InputLimits(), is_done=lambda s: s.system == "gpt-strong", shard_size=4, rejected=[],
-                        on_submission=lambda s: seen.append(s.id)) as intake:
+                        on_submission=lambda s, t: seen.append(s.id)) as intake:
         pending = [s.id for s in intake.pending()]
     assert len(seen) == len(set(seen)) == 32  # done ones too: a resumed run still fingerprints them
     assert len(pending) == 24 and set(pending) < set(seen)
@@ -50,11 +50,27 @@ def test_personas_learn_each_familys_submissions_from_the_submissions_intake_rea
     bench = load_benchmark(str(SAMPLE))
     with SubmissionPass(str(SAMPLE / "submissions"), bench.task_map(), excluded=bench.excluded_task_ids(),
                         limits=InputLimits(), is_done=lambda s: False, shard_size=4, rejected=[],
-                        on_submission=lambda s: remember_family(panel, cfg, s)) as intake:
+                        on_submission=lambda s, t: remember_family(panel, cfg, s, t)) as intake:
         list(intake.pending())
     # 3 of the 4 sample systems have a family (gpt-, claude-, grok-): 8 submissions each
     assert sorted(panel.families.values()).count("anthropic") == 8 and len(panel.families) == 24
     assert panel.families == load_personas("demo", cfg, str(SAMPLE), str(SAMPLE / "submissions")).families
+
+
+def test_personas_learn_each_submissions_rubric_length_from_its_task_as_intake_reads_it() -> None:
+    """What `Persona.noise_criteria` scales a rate by: every submission's task's number of criteria,
+    keyed like the families by its deliverables (32 sample submissions, 12-15 criteria)."""
+    cfg = load_config(vendors=VendorMode.REAL)
+    panel = load_personas("demo", cfg)
+    bench = load_benchmark(str(SAMPLE))
+    tasks = bench.task_map()
+    with SubmissionPass(str(SAMPLE / "submissions"), tasks, excluded=bench.excluded_task_ids(),
+                        limits=InputLimits(), is_done=lambda s: False, shard_size=4, rejected=[],
+                        on_submission=lambda s, t: remember_family(panel, cfg, s, t)) as intake:
+        subs = list(intake.pending())
+    assert 0 < len(panel.rubric_sizes) <= len(subs) == 32  # identical deliverables share a fingerprint
+    assert set(panel.rubric_sizes.values()) == {len(t.criteria) for t in tasks.values()}
+    assert panel.rubric_sizes == load_personas("demo", cfg, str(SAMPLE), str(SAMPLE / "submissions")).rubric_sizes
 
 
 def test_a_prepared_emulated_run_with_personas_hooks_intake_and_one_without_does_not() -> None:
@@ -62,7 +78,8 @@ def test_a_prepared_emulated_run_with_personas_hooks_intake_and_one_without_does
         assert opts.on_submission is not None and opts.vendors == VendorMode.EMULATED and opts.run_id == "p"
         assert all(v.endpoint and "127.0.0.1" in v.endpoint for v in opts.config.vendors())
         sub = next(s for s in _sample_submissions() if s.system.startswith("claude"))
-        opts.on_submission(sub)  # the emulators' personas now know this deliverable's family
+        task = load_benchmark(str(SAMPLE)).task_map()[sub.task_id]
+        opts.on_submission(sub, task)  # the emulators' personas now know this deliverable's family
     with prepare_run(_cmd(vendors=VendorMode.OFFLINE), QUIET) as opts:
         assert opts.on_submission is None
 
