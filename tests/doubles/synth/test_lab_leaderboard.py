@@ -74,10 +74,10 @@ def test_a_32_task_lab_graded_offline_spreads_over_at_least_two_tiers(tmp_path: 
     assert any(r.submission.gated for r in results if r.submission.system == "lab-fluent")
 
 
-EMULATED_TASKS = 8
+EMULATED_TASKS = 4
 
 
-def test_an_8_task_lab_graded_by_the_demo_personas_through_the_emulators_audits_each_planted_all_pass_memo(
+def test_a_4_task_lab_graded_by_the_demo_personas_through_the_emulators_audits_each_planted_all_pass_memo(
     tmp_path: Path,
 ) -> None:
     """Under `--personas demo` the planted spread survives the panel's noise at lab size: the demo
@@ -85,8 +85,8 @@ def test_an_8_task_lab_graded_by_the_demo_personas_through_the_emulators_audits_
     `false_flag_sentences`), so most memos planted all-pass are passed by at least one judge and
     audited, and the all-pass rates keep the planted order. Before, per-verdict noise compounding over 44-90
     criteria left every system near 0 % all-pass and audited 5 of 32 submissions (issue 43).
-    Graded in plain asyncio against the emulators (the real SDK clients, no Ray): about 60 s on 2
-    cores; with the rates per verdict it audits 5 of the 16 planted all-pass memos."""
+    Graded in plain asyncio against the emulators (the real SDK clients, no Ray): about 20 s on 2
+    cores; with the rates per verdict it audits 4 of the 8 planted all-pass memos (5 of 16 at 8 tasks)."""
     from jobs.sweep.prepare import load_personas, remember_family, vendor_mode
 
     generate_lab(tmp_path / "lab", tasks=EMULATED_TASKS, seed=1, scale=0.02)
