@@ -17,16 +17,33 @@ from doubles.synth.lab import LAB_SYSTEMS, generate_lab
 from evalcore import grade_submission
 from evalcore.benchmark.loader import load_benchmark
 from evalcore.config.load import load_config
-from evalcore.config.models import VendorMode
+from evalcore.config.models import TribunalConfig, VendorMode
 from evalcore.grading.grade import GradeResult
 from evalcore.results.leaderboard import ALL_AREAS
 from evalcore.results.reduce import reduce_tables
-from evalcore.schema import Submission
+from evalcore.schema import Submission, Task
 from evalcore.storage.store import read_table, write_shard
 from evalcore.submissions.loader import load_submissions
 from tests.runfolder import test_record
 
 TASKS = 32
+
+
+def _grade_four_at_a_time(tasks: dict[str, Task], subs: list[Submission], cfg: TribunalConfig) -> list[GradeResult]:
+    """Every submission graded in plain asyncio, four at a time, as a sweep's worker grades a few:
+    with all of a lab's submissions interleaved, every offline call would miss the grounding's and
+    the offline judge's small caches."""
+
+    async def grade() -> list[GradeResult]:
+        gate = asyncio.Semaphore(4)
+
+        async def one(s: Submission) -> GradeResult:
+            async with gate:
+                return await grade_submission(tasks[s.task_id], s, cfg)
+
+        return list(await asyncio.gather(*(one(s) for s in subs)))
+
+    return asyncio.run(grade())
 
 
 def test_a_32_task_lab_graded_offline_spreads_over_at_least_two_tiers(tmp_path: Path) -> None:
@@ -36,18 +53,7 @@ def test_a_32_task_lab_graded_offline_spreads_over_at_least_two_tiers(tmp_path: 
     assert len(subs) == TASKS * len(LAB_SYSTEMS)
     cfg = load_config(vendors=VendorMode.OFFLINE)
 
-    async def grade() -> list[GradeResult]:
-        # Four at a time, as a sweep's worker grades a few: with all 128 interleaved, every
-        # offline call would miss the grounding's and the offline judge's small caches.
-        gate = asyncio.Semaphore(4)
-
-        async def one(s: Submission) -> GradeResult:
-            async with gate:
-                return await grade_submission(tasks[s.task_id], s, cfg)
-
-        return list(await asyncio.gather(*(one(s) for s in subs)))
-
-    results = asyncio.run(grade())
+    results = _grade_four_at_a_time(tasks, subs, cfg)
     run = tmp_path / "run"
     write_shard(str(run), "p0", {
         "submissions": [r.submission.model_dump() for r in results],
@@ -100,16 +106,7 @@ def test_a_4_task_lab_graded_by_the_demo_personas_through_the_emulators_audits_e
     assert set(panel.rubric_sizes.values()) == {len(t.criteria) for t in tasks.values()}
 
     with vendor_mode(cfg, VendorMode.EMULATED, panel) as run_cfg:
-        async def grade() -> list[GradeResult]:
-            gate = asyncio.Semaphore(4)
-
-            async def one(s: Submission) -> GradeResult:
-                async with gate:
-                    return await grade_submission(tasks[s.task_id], s, run_cfg)
-
-            return list(await asyncio.gather(*(one(s) for s in subs)))
-
-        results = asyncio.run(grade())
+        results = _grade_four_at_a_time(tasks, subs, run_cfg)
     planted = {(system, task) for system, by_task in truth["verdicts"].items() for task, verdicts in by_task.items()
                if all(v == "pass" for v in verdicts.values())}
     audited = {(r.submission.system, r.submission.task_id) for r in results if r.submission.audited}

@@ -51,6 +51,17 @@ def _gated_flag(run: Path) -> tuple[str, str, int, float]:
     raise AssertionError("no gated submission with exactly one material flag")
 
 
+def _with_a_gated_flag_overturned(raw_run: Path, tmp_path: Path) -> tuple[Path, str, str, int, float]:
+    """A copy of the raw run in which Ada overturned a material flag that gates its task:
+    (the copy, the flag's system, task, index, and the task's score before the decision)."""
+    run = tmp_path / raw_run.name
+    shutil.copytree(raw_run, run)
+    system, task, index, task_score = _gated_flag(run)
+    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
+                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    return run, system, task, index, task_score
+
+
 def test_an_overturned_material_flag_lifts_the_gate_and_moves_the_rate_exactly(raw_run: Path, tmp_path: Path) -> None:
     run = tmp_path / raw_run.name
     shutil.copytree(raw_run, run)
@@ -82,11 +93,7 @@ def test_an_overturned_material_flag_lifts_the_gate_and_moves_the_rate_exactly(r
 
 
 def test_reduce_prints_what_the_decisions_changed(raw_run: Path, tmp_path: Path) -> None:
-    run = tmp_path / raw_run.name
-    shutil.copytree(raw_run, run)
-    system, task, index, _ = _gated_flag(run)
-    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
-                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    run, system, task, index, _ = _with_a_gated_flag_overturned(raw_run, tmp_path)
     result = CliRunner().invoke(app, ["reduce", str(run)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "adjudicated: 1 item(s) decided" in result.output and re.search(rf"{re.escape(system)}\s+1\s", result.output)
@@ -106,11 +113,7 @@ def test_the_leaderboard_has_rank_intervals_and_tiers(raw_run: Path, tmp_path: P
 def test_compare_shows_a_runs_raw_and_adjudicated_views(raw_run: Path, tmp_path: Path) -> None:
     from jobs.per_run.compare import compare_runs
 
-    run = tmp_path / raw_run.name
-    shutil.copytree(raw_run, run)
-    system, task, index, task_score = _gated_flag(run)
-    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
-                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    run, system, task, index, task_score = _with_a_gated_flag_overturned(raw_run, tmp_path)
     cmp = compare_runs(str(run), None, adjudicated=True)
     changed = {s.system: s for s in cmp.systems}
     scored = next(r.scored for r in reduce_run(str(run), write=False, adjudications=False).systems if r.system == system)
@@ -123,11 +126,7 @@ def test_compare_adjudicated_names_the_raw_and_the_adjudicated_side_in_every_hea
     raw_run: Path, tmp_path: Path
 ) -> None:
     """Its headings said `rank A`, `HC B`, `Δ = B − A`: nothing said which side was the judges' view."""
-    run = tmp_path / raw_run.name
-    shutil.copytree(raw_run, run)
-    system, task, index, _ = _gated_flag(run)
-    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
-                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    run, system, task, index, _ = _with_a_gated_flag_overturned(raw_run, tmp_path)
     result = CliRunner().invoke(app, ["compare", str(run), "--adjudicated"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
@@ -190,11 +189,7 @@ def test_reduce_no_adjudications_leaves_the_files_in_force_byte_for_byte_and_wri
     raw_run: Path, tmp_path: Path
 ) -> None:
     """A publisher who looks at the raw view must not overwrite the reviewed leaderboard."""
-    run = tmp_path / raw_run.name
-    shutil.copytree(raw_run, run)
-    system, task, index, _ = _gated_flag(run)
-    adj.record(str(run), adj.Adjudication(run_id="run-test", kind="flag", system=system, task_id=task, flag_index=index,
-                                          decision="overturned", reviewer="Ada", reason="not in the memo"))
+    run, system, task, index, _ = _with_a_gated_flag_overturned(raw_run, tmp_path)
     reviewed = reduce_run(str(run))
     in_force = {name: (run / name).read_bytes() for name in (LEADERBOARD_JSON, LEADERBOARD_PARQUET,
                                                              LEADERBOARD_AREAS_PARQUET)}
