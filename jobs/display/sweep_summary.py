@@ -45,8 +45,8 @@ def print_summary(summary: SweepSummary, console: Console) -> None:
         if isinstance(value, list):
             value = len(value)
         t.add_row(key, f"{value:,.4f}" if isinstance(value, float) else f"{value:,}")
-    if s.get("ocr", {}).get("documents"):
-        o = s["ocr"]
+    o = s.get("ocr", {})
+    if o.get("pages_ocred") or o.get("pages_cached") or o.get("failed"):  # nothing needed OCR: nothing said
         t.add_row("ocr_pages", f"{o['pages_ocred']:,} recognised, {o['pages_cached']:,} cached ({o['wall_s']:.1f} s)")
     if s.get("purge", {}).get("enabled"):
         _purge_rows(t, s["purge"])

@@ -9,6 +9,7 @@ number read as the data says. The csv and markdown forms must parse back to the 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -574,6 +575,19 @@ def test_the_sweep_summary_keeps_each_purge_count_whole_on_the_line_of_what_it_c
                             ("undeletable_at_xai", "12,345")]:
             assert any(key in line and f" {number} " in f"{line} " for line in lines), f"{name}: {key} {number}\n{text}"
         assert "undeletable_at_anthropic" not in text
+
+
+def test_the_sweep_summary_says_nothing_of_ocr_when_no_page_needed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lab benchmark's PDFs all have a text layer: the summary said `ocr_pages 0 recognised, 0 cached
+    (0.8 s)` of a step that did nothing (issue 43: say nothing when nothing needs OCR)."""
+    quiet = SweepSummary(run_id="r", run_uri="/runs/r", ocr={"documents": 12, "pages_ocred": 0, "pages_cached": 0,
+                                                              "wall_s": 0.8, "failed": []})
+    scanned = dataclasses.replace(quiet, ocr={**quiet.ocr, "pages_ocred": 7, "pages_cached": 2})
+    for name, console in _consoles(monkeypatch):
+        print_summary(quiet, console)
+        assert "ocr" not in console.export_text(), name
+        print_summary(scanned, console)
+        assert "7 recognised, 2 cached" in console.export_text(), name
 
 
 def test_grade_keeps_criteria_judges_and_categories_whole_at_any_width(monkeypatch: pytest.MonkeyPatch) -> None:
