@@ -340,6 +340,19 @@ class _ShardLoop:
             vendor_pool.open_gates(self.actors)
             self.needs_preflight = False
 
+    def await_an_actor(self) -> None:
+        """Before the first shard: wait until one vendor actor has answered its preflight (it is
+        up), or the preflight ended, or a Ctrl-C.
+
+        Why: a shard starts a Ray worker process (importing Ray and Tribunal, and its tasks'
+        grounding index builds start one more), and the actors are processes starting at the same
+        moment: on a laptop's two cores those took the CPU the actors needed, and the first judge
+        call waited for all of them. Sent once an actor is up, the shard's worker starts while the
+        slower actors finish starting, and is ready about when the preflight has passed."""
+        while self.sent is not None and not self.interrupt.requested:
+            if self.sent.first_answer.wait(0.1):
+                return
+
     def submit(self, shard: SpooledShard) -> None:
         """One `grade_shard` task for the shard's pending submissions, into the window."""
         ids = [s.grading_key for s in shard.pending]  # a repeat's key is its own: `<id>#<k>`
@@ -427,6 +440,8 @@ def grade_shards(
                     summary.skipped_done += shard.done
                     if not shard.pending:
                         continue
+                    if not len(window):
+                        loop.await_an_actor()
                     if len(window) >= PRE_PREFLIGHT_SHARDS:  # the rest wait until the preflight passed
                         loop.preflight_once()
                     while window.full and not loop.stopping():

@@ -132,7 +132,10 @@ class PreflightInFlight:
     """
 
     def __init__(self, config: TribunalConfig, actors: dict[str, vendor_pool.VendorPool], run_id: str) -> None:
-        vendors = {cfg.name: vendor_pool.pool_vendor(actors[cfg.name], cfg) for cfg in config.vendors()}
+        self.first_answer = threading.Event()
+        """Set once a vendor's preflight has answered (or the preflight ended): an actor is up."""
+        vendors = {cfg.name: _Answered(vendor_pool.pool_vendor(actors[cfg.name], cfg), self.first_answer)
+                   for cfg in config.vendors()}
         self._results: list[PreflightResult] | None = None
         self._error: BaseException | None = None
 
@@ -141,6 +144,8 @@ class PreflightInFlight:
                 self._results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
             except BaseException as exc:  # handed to the driver's thread by `results`
                 self._error = exc
+            finally:
+                self.first_answer.set()
 
         self._thread = threading.Thread(target=answer, name="tribunal-preflight", daemon=True)
         self._thread.start()
@@ -154,6 +159,30 @@ class PreflightInFlight:
             raise self._error
         assert self._results is not None
         return self._results
+
+
+class _Answered:
+    """A vendor whose `complete` sets `answered` when it returns or raises (`PreflightInFlight.first_answer`)."""
+
+    def __init__(self, vendor: Any, answered: threading.Event) -> None:
+        self.vendor = vendor
+        self.answered = answered
+        self.name, self.family, self.model = vendor.name, vendor.family, vendor.model
+
+    async def complete(self, request: Any, schema: Any) -> Any:
+        try:
+            return await self.vendor.complete(request, schema)
+        finally:
+            self.answered.set()
+
+    async def complete_many(self, requests: list[Any], schema: Any) -> list[Any]:
+        try:
+            return list(await self.vendor.complete_many(requests, schema))
+        finally:
+            self.answered.set()
+
+    async def aclose(self) -> None:
+        await self.vendor.aclose()
 
 
 def start_preflight(
