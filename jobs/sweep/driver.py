@@ -112,7 +112,7 @@ from jobs.sweep.startup import (
     _env_for_workers,
     init_ray,
     preflight_through_actors,
-    record_preflight,
+    settle_preflight,
     start_actors,
     start_preflight,
     stop_actors,
@@ -193,7 +193,7 @@ def _run_sweep(opts: SweepOptions, console: Console, caches: LocalCaches, take_o
                                             model=opts.output_model, ledger=ledger)
                 except BaseException as exc:  # no actor outlives its sweep (grade_shards stops them from here on)
                     if sent is not None:
-                        settle_preflight(sent, run, None, wait=not isinstance(exc, KeyboardInterrupt))
+                        settle_preflight(sent, run.run_uri, run.attempt, wait=not isinstance(exc, KeyboardInterrupt))
                     stop_actors(actors, ledger, wait=False)
                     raise
                 summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
@@ -239,22 +239,6 @@ def load_inputs(
     return bench, scans
 
 
-def settle_preflight(sent: PreflightInFlight, run: OpenedRun, summary: SweepSummary | None, *, wait: bool) -> None:
-    """A preflight sent (`start_preflight`) but never collected, because the sweep stopped before its
-    first shard: its calls were paid like any other, so their rows are written and counted as the
-    collected preflight's are, and a failure is not raised (the sweep is stopping already).
-    `wait=False` (a Ctrl-C) takes only what has been answered by now."""
-    try:
-        results = sent.results(None if wait else 0.0)
-        if results is None:
-            return
-        rows = record_preflight(results, run.run_uri, run.attempt)
-    except Exception:  # the actors died under it, or the write failed: the sweep's own error is what is shown
-        return
-    if summary is not None:
-        summary.add_calls(CallCounts.of(rows, summary.started_at))
-
-
 def read_journal(run_uri: str, console: Console) -> JournalSnapshot:
     """What the run's batch journal says before this command sends anything (batch mode): the end of
     the sweep reports what changed (`jobs.display.progress.journal_events`). Reads only; informative."""
@@ -279,8 +263,9 @@ def read_submissions(
 
 
 PRE_PREFLIGHT_SHARDS = 1
-"""Shards sent before the preflight: their workers start and their prompts are made while it is on
-the wire (`_ShardLoop.preflight_once`); the others are sent once it passed. Why one and not the
+"""Shards sent before the preflight has passed (the first once an actor has answered it:
+`_ShardLoop.await_an_actor`): their workers start and their prompts are made while it is on the
+wire (`_ShardLoop.preflight_once`); the others are sent once it passed. Why one and not the
 whole window: every shard sent starts a Ray worker process (importing Ray and Tribunal, ~1 CPU-s),
 and on a laptop those processes took the CPU the vendor actors needed to start, so the preflight,
 which every grading call waits for, came 9-11 s after the command instead of ~4 s (the sample on 2
@@ -456,8 +441,9 @@ def grade_shards(
             print_cancelled(console, summary.cancelled_shards)
         finally:  # a cancelled sweep does not wait for calls still on the wire
             watch.capped()  # asked while the ledger lives: `finish` reads the answer after it is stopped
-            if loop.sent is not None:  # sent as the actors started, never collected: stopped before its first shard
-                settle_preflight(loop.sent, run, summary, wait=not interrupt.cancelled)
+            if loop.sent is not None and (  # sent as the actors started, never collected: stopped before its first shard
+                    rows := settle_preflight(loop.sent, run.run_uri, run.attempt, wait=not interrupt.cancelled)):
+                summary.add_calls(CallCounts.of(rows, summary.started_at))
             stop_actors(actors, watch.ledger, wait=not interrupt.cancelled)
             watch.ledger = None
     summary.interrupted = interrupt.requested

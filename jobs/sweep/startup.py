@@ -218,6 +218,18 @@ def record_preflight(results: list[PreflightResult], run_uri: str, attempt: int)
     return rows
 
 
+def settle_preflight(sent: PreflightInFlight, run_uri: str, attempt: int, *, wait: bool) -> list[CallRow]:
+    """A preflight sent (`start_preflight`) but never collected, because the sweep stopped before its
+    first shard: its calls were paid like any other, so their rows are written as the collected
+    preflight's are (returned, for the summary), and a failure is not raised (the sweep is
+    stopping already). `wait=False` (a Ctrl-C) takes only what has been answered by now."""
+    try:
+        results = sent.results(None if wait else 0.0)
+        return [] if results is None else record_preflight(results, run_uri, attempt)
+    except Exception:  # the actors died under it, or the write failed: the sweep's own error is what is shown
+        return []
+
+
 def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait: bool) -> None:
     """No actor outlives its sweep (also on errors, e.g. a failed preflight).
 
