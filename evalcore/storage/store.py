@@ -208,7 +208,9 @@ def read_table(run_uri: str, table: str, columns: list[str] | None = None,
     schema = arrow_schema(table)
     files = table_files(run_uri, table, endpoint_override)
     if not files:
-        empty = schema.empty_table()
+        # not `schema.empty_table()`, which imports pandas (0.3-0.8 CPU-s): a vendor actor reads
+        # the calls of a new run here before its first call, the sweep's preflight
+        empty = pa.Table.from_batches([], schema=schema)
         return empty.select(columns) if columns else empty
     parts = [_read_part(fs.read_bytes(f, endpoint_override), schema, columns) for f in sorted(files)]
     return pa.concat_tables(parts, promote_options="default")
@@ -398,6 +400,8 @@ def stored_calls(run_uris: Iterable[str], vendor: str) -> dict[str, tuple[str, s
     for uri in run_uris:
         t = read_table(uri, "calls", columns=["request_hash", "vendor", "purpose", "outcome", "run_id", "reused_from",
                                               "response_json"])
+        if not t.num_rows:  # a new run: nothing to filter (Arrow's compute imports pandas on its first call)
+            continue
         # filter in Arrow: every vendor actor reads the table, and only its own successes matter
         t = t.filter(
             pc.and_(

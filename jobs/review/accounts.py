@@ -21,6 +21,7 @@ Roles, each including the one before it:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 import tempfile
@@ -42,8 +43,16 @@ MIN_PASSWORD = 12
 """The shortest password `add` accepts (NIST SP 800-63B asks for at least 8; reviewers move a leaderboard)."""
 
 _HASHER = PasswordHasher()
-_DUMMY_HASH = _HASHER.hash("tribunal: a password nobody has")
-"""Verified against when the account does not exist, so a wrong name costs what a wrong password does."""
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified against when the account does not exist, so a wrong name costs what a wrong password does.
+
+    Made at the first sign-in, not at import: every `tribunal` command imports this module (the
+    command line names `USERS_ENV`), and one Argon2id hash is 0.1-0.8 CPU-s a sweep paid before
+    its first judge call (`benchmarks/sweep_start.py`)."""
+    return _HASHER.hash("tribunal: a password nobody has")
 
 
 class Account(BaseModel):
@@ -161,7 +170,7 @@ def disable(path: Path, name: str) -> Account:
 def verify(users: UsersFile, name: str, password: str) -> Account | None:
     """The account when `password` is its password and it is enabled; None otherwise (same cost either way)."""
     account = users.get(name)
-    stored = account.password_hash if account is not None and account.password_hash else _DUMMY_HASH
+    stored = account.password_hash if account is not None and account.password_hash else _dummy_hash()
     try:
         _HASHER.verify(stored, password)
     except (VerifyMismatchError, VerificationError, InvalidHashError):

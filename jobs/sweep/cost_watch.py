@@ -70,6 +70,17 @@ def ledger_name_for(max_cost_usd: float | None) -> str | None:
     return f"tribunal-cost-cap-{uuid.uuid4().hex}" if max_cost_usd is not None else None
 
 
+def start_ledger(name: str | None, max_cost_usd: float | None) -> Any:
+    """The cap's ledger actor under `name` (None without a cap).
+
+    Started before the vendor actors: the preflight is sent through them as they start
+    (`jobs.sweep.startup.start_preflight`), and its calls reserve from the ledger, which they look up
+    by name (a named actor is registered by the time `.remote()` returns)."""
+    if name is None:
+        return None
+    return CostCapActor.options(name=name).remote(max_cost_usd)  # type: ignore[attr-defined]
+
+
 @dataclass
 class CostWatch:
     """The pending submissions' estimated cost (fast: without grounding checks) and the cap's ledger."""
@@ -94,13 +105,16 @@ class CostWatch:
         config_ref: Any,
         ledger_name: str | None = None,
         model: OutputModel | None = None,
+        ledger: Any = None,
     ) -> CostWatch:
         """Price the pending submissions (`price_pending`: `task_refs` and `config_ref` are the
-        sweep's tasks and configuration in the object store) and start the cap's ledger, if any,
-        under `ledger_name` (`ledger_name_for`: the vendor actors, started before, were given it)."""
+        sweep's tasks and configuration in the object store) and watch the cap's ledger, if any:
+        `ledger` (`start_ledger`), else one started now under `ledger_name` (`ledger_name_for`:
+        the vendor actors, started before, were given it)."""
         est = price_pending(config, tasks, pending, task_refs=task_refs, config_ref=config_ref, model=model)
         name = ledger_name or ledger_name_for(max_cost_usd)
-        ledger = CostCapActor.options(name=name).remote(max_cost_usd) if name is not None else None  # type: ignore[attr-defined]
+        if ledger is None:
+            ledger = start_ledger(name, max_cost_usd)
         # priced as the sweep runs: at batch prices in batch mode (est.pricing)
         return cls(est.cost_usd.get(est.pricing, 0.0), est.submissions, ledger, max_cost_usd, name)
 

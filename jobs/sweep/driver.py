@@ -15,9 +15,9 @@ Shape of a run (`run_sweep` is this list, one named step each):
    object store once, for the estimate and the shards;
 4. one `VendorActor` per vendor account, serving every entry on it (judges + auditor; the OpenAI
    judge and the auditor share one; N for an account one actor cannot carry,
-   `jobs/sweep/vendor_pool.py`), and a preflight call through each entry (`jobs.sweep.startup`) once the
-   first window of shards is sent: their calls wait in the actors until it passed
-   (`_ShardLoop.preflight_once`);
+   `jobs/sweep/vendor_pool.py`), and a preflight call through each entry (`jobs.sweep.startup`), sent
+   as they start and awaited once the first window of shards is sent: their calls wait in the
+   actors until it passed (`_ShardLoop.preflight_once`);
 5. the accepted submissions are cut into fixed shards task by task (`jobs.sweep.intake.task_major`:
    a shard names one or two tasks; the order depends only on the source, so a resumed run cuts
    the same shards);
@@ -77,7 +77,7 @@ from jobs.display.progress import (
 )
 from jobs.per_run.purge import purge_after_sweep
 from jobs.sweep import vendor_pool
-from jobs.sweep.cost_watch import CostWatch, ledger_name_for
+from jobs.sweep.cost_watch import CostWatch, ledger_name_for, start_ledger
 from jobs.sweep.governance import (
     LocalCaches,
     check_batch_allowed,
@@ -107,7 +107,16 @@ from jobs.sweep.shard_work import (
     grade_shard,
     put_config,
 )
-from jobs.sweep.startup import _env_for_workers, init_ray, preflight_through_actors, start_actors, stop_actors
+from jobs.sweep.startup import (
+    PreflightInFlight,
+    _env_for_workers,
+    init_ray,
+    preflight_through_actors,
+    settle_preflight,
+    start_actors,
+    start_preflight,
+    stop_actors,
+)
 
 if TYPE_CHECKING:
     from evalcore.benchmark.loader import BenchmarkLoad
@@ -168,23 +177,29 @@ def _run_sweep(opts: SweepOptions, console: Console, caches: LocalCaches, take_o
             else:
                 init_ray(opts.address, _env_for_workers())
                 # the vendor actors start now and import their SDKs while the submissions are read
-                # and priced: the preflight, which every grading call waits for, finds them ready
+                # and priced, and the preflight goes through each the moment it is ready
+                # (`PreflightInFlight`); the cap's ledger first: the preflight's calls reserve from it
                 ledger_name = ledger_name_for(opts.max_cost_usd)
+                ledger = start_ledger(ledger_name, opts.max_cost_usd)
                 actors = start_actors(opts.config, run.run_id, [run.run_uri, *run.reuse_uris], ledger_name,
                                       opts.detach)
+                sent: PreflightInFlight | None = None
                 try:
+                    sent = start_preflight(opts.config, actors, run.run_id)
                     task_refs = {tid: ray.put(t) for tid, t in tasks.items()}
                     config_ref = put_config(opts.config)
                     watch = CostWatch.start(opts.config, tasks, chain([first], pending), opts.max_cost_usd,
                                             task_refs=task_refs, config_ref=config_ref, ledger_name=ledger_name,
-                                            model=opts.output_model)
-                except BaseException:  # no actor outlives its sweep (grade_shards stops them from here on)
-                    stop_actors(actors, None, wait=False)
+                                            model=opts.output_model, ledger=ledger)
+                except BaseException as exc:  # no actor outlives its sweep (grade_shards stops them from here on)
+                    if sent is not None:
+                        settle_preflight(sent, run.run_uri, run.attempt, wait=not isinstance(exc, KeyboardInterrupt))
+                    stop_actors(actors, ledger, wait=False)
                     raise
                 summary.submissions_total, summary.estimated_submissions = intake.accepted, watch.pending
                 summary.estimated_cost_usd, summary.max_cost_usd = watch.estimated_usd, opts.max_cost_usd
                 failed = grade_shards(opts, run, summary, intake.shards(), task_refs, config_ref, watch, actors,
-                                      console)
+                                      console, sent)
             summary.retest_changed = list(intake.changed)
         finish(summary, rejected, watch, t0, opts.config, console, journal_before=journal_before)
         if failed is not None:  # after the attempt's summary: what was stored is recorded
@@ -248,8 +263,9 @@ def read_submissions(
 
 
 PRE_PREFLIGHT_SHARDS = 1
-"""Shards sent before the preflight: their workers start and their prompts are made while it is on
-the wire (`_ShardLoop.preflight_once`); the others are sent once it passed. Why one and not the
+"""Shards sent before the preflight has passed (the first once an actor has answered it:
+`_ShardLoop.await_an_actor`): their workers start and their prompts are made while it is on the
+wire (`_ShardLoop.preflight_once`); the others are sent once it passed. Why one and not the
 whole window: every shard sent starts a Ray worker process (importing Ray and Tribunal, ~1 CPU-s),
 and on a laptop those processes took the CPU the vendor actors needed to start, so the preflight,
 which every grading call waits for, came 9-11 s after the command instead of ~4 s (the sample on 2
@@ -276,6 +292,8 @@ class _ShardLoop:
     """The driver's Ray metrics (`jobs.sweep.metrics`): recorded at each collect, as the live view is."""
     needs_preflight: bool = field(default=True)
     """Done lazily, once the first shards are sent: a finished run sends no call at all."""
+    sent: PreflightInFlight | None = None
+    """The preflight sent as the actors started (`start_preflight`) until `preflight_once` collects it."""
     storage_error: StorageError | None = None
     """The first shard that could not be stored: no new shard is sent (its calls would be paid for
     rows that cannot be written), and the sweep ends resumable (`RunStorageFailed`)."""
@@ -285,25 +303,40 @@ class _ShardLoop:
         return self.interrupt.requested or self.watch.capped() or self.storage_error is not None
 
     def preflight_once(self) -> None:
-        """The preflight, once the first window of shards was sent (their calls wait in the actors
-        until it passed: `VendorActor.open_gate`).
+        """The preflight's answers, awaited once the first window of shards was sent (their calls
+        wait in the actors until it passed: `VendorActor.open_gate`); it was sent as the actors
+        started (`jobs.sweep.startup.PreflightInFlight`), so each actor sent it as soon as it was ready.
 
-        Why then: the shards' workers start, their grounding indexes are built and their prompts
+        Why await it then: the shards' workers start, their grounding indexes are built and their prompts
         made while the preflight is on the wire, so their calls go out as soon as it has passed.
         Sent after it, they left the sweep's binding account idle ~2 s between its preflight and
         its first grading call (measured on the sample through `benchmarks/peers.py`). A failed
         preflight raises here, the gates stay shut and the shards are cancelled: no grading call
         is sent. A sweep with nothing to grade sends no shard and no preflight."""
         if self.needs_preflight and len(self.window):
+            sent, self.sent = self.sent, None  # collected here, whatever its answer
             try:
                 rows = preflight_through_actors(self.opts.config, self.actors, self.run.run_uri, self.run.run_id,
-                                                self.summary.attempt)
+                                                self.summary.attempt, sent)
             except Exception:  # a second Ctrl-C is `grade_shards`'s to handle: it cancels and counts them
                 self.window.cancel()
                 raise
             self.summary.add_calls(CallCounts.of(rows, self.summary.started_at))
             vendor_pool.open_gates(self.actors)
             self.needs_preflight = False
+
+    def await_an_actor(self) -> None:
+        """Before the first shard: wait until one vendor actor has answered its preflight (it is
+        up), or the preflight ended, or a Ctrl-C.
+
+        Why: a shard starts a Ray worker process (importing Ray and Tribunal, and its tasks'
+        grounding index builds start one more), and the actors are processes starting at the same
+        moment: on a laptop's two cores those took the CPU the actors needed, and the first judge
+        call waited for all of them. Sent once an actor is up, the shard's worker starts while the
+        slower actors finish starting, and is ready about when the preflight has passed."""
+        while self.sent is not None and not self.interrupt.requested:
+            if self.sent.first_answer.wait(0.1):
+                return
 
     def submit(self, shard: SpooledShard) -> None:
         """One `grade_shard` task for the shard's pending submissions, into the window."""
@@ -367,6 +400,7 @@ def grade_shards(
     watch: CostWatch,
     actors: dict[str, Any],
     console: Console,
+    sent: PreflightInFlight | None = None,
 ) -> StorageError | None:
     """Send the shards with something to grade through the in-flight window and count what comes back.
 
@@ -378,7 +412,7 @@ def grade_shards(
     with Interrupt(console) as interrupt:
         loop = _ShardLoop(opts, run, summary, watch, actors, console, interrupt, window, task_refs,
                           SourceIndexes(task_refs, enabled=opts.config.audit.grounding_candidates),
-                          config_ref, metrics=SweepMetrics(run.run_id, watch.estimated_usd))
+                          config_ref, metrics=SweepMetrics(run.run_id, watch.estimated_usd), sent=sent)
         loop.record_metrics(0.0)
         try:
             with SweepProgress(console, opts.progress, summary.submissions_total,
@@ -391,6 +425,8 @@ def grade_shards(
                     summary.skipped_done += shard.done
                     if not shard.pending:
                         continue
+                    if not len(window):
+                        loop.await_an_actor()
                     if len(window) >= PRE_PREFLIGHT_SHARDS:  # the rest wait until the preflight passed
                         loop.preflight_once()
                     while window.full and not loop.stopping():
@@ -405,6 +441,9 @@ def grade_shards(
             print_cancelled(console, summary.cancelled_shards)
         finally:  # a cancelled sweep does not wait for calls still on the wire
             watch.capped()  # asked while the ledger lives: `finish` reads the answer after it is stopped
+            if loop.sent is not None and (  # sent as the actors started, never collected: stopped before its first shard
+                    rows := settle_preflight(loop.sent, run.run_uri, run.attempt, wait=not interrupt.cancelled)):
+                summary.add_calls(CallCounts.of(rows, summary.started_at))
             stop_actors(actors, watch.ledger, wait=not interrupt.cancelled)
             watch.ledger = None
     summary.interrupted = interrupt.requested

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +18,7 @@ from evalcore.config.models import TribunalConfig
 from evalcore.emulation import EMULATED_KEY, KEY_ENV
 from evalcore.schema import CallRow
 from evalcore.storage.store import write_table_file
-from evalcore.vendors.preflight import preflight, raise_if_failed
+from evalcore.vendors.preflight import PreflightResult, preflight, raise_if_failed
 from jobs.sweep import vendor_pool
 
 
@@ -118,23 +119,115 @@ def start_actors(
     return vendor_pool.start_pools(config, run_id, stored_runs, ledger, detach, gated=True)
 
 
+class PreflightInFlight:
+    """The preflight (`evalcore.vendors.preflight`), sent through each vendor's actor the moment
+    the actors are started, answered in a thread of the driver while it goes on.
+
+    Why at once: an actor is a new Ray worker process importing Ray, Tribunal and its SDK (1-2 s
+    of a core each), and the driver, meanwhile, prices the pending submissions and sends the
+    first shard. Sent only after that, the preflight waited for the driver as well as for the
+    actors; now each actor sends its preflight request as soon as it is ready, and the driver
+    collects the answers where it asked for them before (`wait`: the gates open then, as before).
+    The calls are the same calls through the same actors, clients, budgets and retry policy.
+    """
+
+    def __init__(self, config: TribunalConfig, actors: dict[str, vendor_pool.VendorPool], run_id: str) -> None:
+        self.first_answer = threading.Event()
+        """Set once a vendor's preflight has answered (or the preflight ended): an actor is up."""
+        vendors = {cfg.name: _Answered(vendor_pool.pool_vendor(actors[cfg.name], cfg), self.first_answer)
+                   for cfg in config.vendors()}
+        self._results: list[PreflightResult] | None = None
+        self._error: BaseException | None = None
+
+        def answer() -> None:
+            try:
+                self._results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
+            except BaseException as exc:  # handed to the driver's thread by `results`
+                self._error = exc
+            finally:
+                self.first_answer.set()
+
+        self._thread = threading.Thread(target=answer, name="tribunal-preflight", daemon=True)
+        self._thread.start()
+
+    def results(self, timeout: float | None = None) -> list[PreflightResult] | None:
+        """The vendors' preflights (raises what the thread raised; None: not answered within `timeout`)."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            return None
+        if self._error is not None:
+            raise self._error
+        assert self._results is not None
+        return self._results
+
+
+class _Answered:
+    """A vendor whose `complete` sets `answered` when it returns or raises (`PreflightInFlight.first_answer`)."""
+
+    def __init__(self, vendor: Any, answered: threading.Event) -> None:
+        self.vendor = vendor
+        self.answered = answered
+        self.name, self.family, self.model = vendor.name, vendor.family, vendor.model
+
+    async def complete(self, request: Any, schema: Any) -> Any:
+        try:
+            return await self.vendor.complete(request, schema)
+        finally:
+            self.answered.set()
+
+    async def complete_many(self, requests: list[Any], schema: Any) -> list[Any]:
+        try:
+            return list(await self.vendor.complete_many(requests, schema))
+        finally:
+            self.answered.set()
+
+    async def aclose(self) -> None:
+        await self.vendor.aclose()
+
+
+def start_preflight(
+    config: TribunalConfig, actors: dict[str, vendor_pool.VendorPool], run_id: str
+) -> PreflightInFlight:
+    """Send the preflight through the actors now; `preflight_through_actors` collects it."""
+    return PreflightInFlight(config, actors, run_id)
+
+
 def preflight_through_actors(
-    config: TribunalConfig, actors: dict[str, Any], run_uri: str, run_id: str, attempt: int
+    config: TribunalConfig, actors: dict[str, Any], run_uri: str, run_id: str, attempt: int,
+    sent: PreflightInFlight | None = None,
 ) -> list[CallRow]:
     """The library's preflight (`evalcore.vendors.preflight`), sent through each vendor's actor so
     it exercises the client, budget and retry policy the sweep will use; raises PreflightError
-    naming vendor, model and cause.
+    naming vendor, model and cause. `sent`: the one `start_preflight` sent already, collected here.
 
     Its calls are paid like any other, so their rows go into the run's `calls` table (one file
     per attempt, `calls/preflight-<attempt>.parquet`, written even when the preflight fails):
     the summary's calls and cost then equal the tables'. Returns those rows (the summary counts them).
     """
-    vendors = {cfg.name: vendor_pool.pool_vendor(actors[cfg.name], cfg) for cfg in config.vendors()}
-    results = asyncio.run(preflight(config.vendors(), vendors=vendors, run_id=run_id))
-    rows = [r.call for r in results if r.call is not None]
-    write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", rows)
+    results = (sent or start_preflight(config, actors, run_id)).results()
+    assert results is not None
+    rows = record_preflight(results, run_uri, attempt)
     raise_if_failed(results)
     return rows
+
+
+def record_preflight(results: list[PreflightResult], run_uri: str, attempt: int) -> list[CallRow]:
+    """The preflight's call rows, written as the attempt's `calls/preflight-<attempt>.parquet`."""
+    rows = [r.call for r in results if r.call is not None]
+    write_table_file(run_uri, "calls", f"preflight-{attempt:04d}", rows)
+    return rows
+
+
+def settle_preflight(sent: PreflightInFlight, run_uri: str, attempt: int, *, wait: bool) -> list[CallRow]:
+    """A preflight sent (`start_preflight`) but never collected, because the sweep stopped before its
+    first shard: its calls were paid like any other, so their rows are written as the collected
+    preflight's are (returned, for the summary), and a failure is not raised (the sweep is
+    stopping already). `wait=False` (a Ctrl-C) takes only what has been answered by now."""
+    try:
+        results = sent.results(None if wait else 0.0)
+        return [] if results is None else record_preflight(results, run_uri, attempt)
+    except Exception:  # the actors died under it, or the write failed: the sweep's own error is what is shown
+        return []
 
 
 def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait: bool) -> None:
