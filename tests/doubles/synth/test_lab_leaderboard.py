@@ -30,9 +30,11 @@ TASKS = 32
 
 
 def _grade_four_at_a_time(tasks: dict[str, Task], subs: list[Submission], cfg: TribunalConfig) -> list[GradeResult]:
-    """Every submission graded in plain asyncio, four at a time, as a sweep's worker grades a few:
-    with all of a lab's submissions interleaved, every offline call would miss the grounding's and
-    the offline judge's small caches."""
+    """Every submission graded in plain asyncio, four at a time and task by task, as a sweep's worker
+    grades a shard (`jobs.sweep.intake`: task-major shards): with all of a lab's submissions
+    interleaved, every offline call would miss the grounding's and the offline judge's small caches,
+    and in the loader's order (system by system) each submission rebuilt its task's source index."""
+    subs = sorted(subs, key=lambda s: (s.task_id, s.system))
 
     async def grade() -> list[GradeResult]:
         gate = asyncio.Semaphore(4)
