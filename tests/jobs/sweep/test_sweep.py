@@ -280,6 +280,11 @@ def _kill_driver_and_wait_for_its_ray(sid: int, deadline_s: float = 120.0) -> in
     before that shard landed and grade it again: seen once, duplicate rows). So the rerun
     waits for those exits: on each process's pidfd, never on time. The workers are not killed
     here: a worker killed mid-write leaves part of a shard's tables, which a rerun grades again.
+
+    Except a worker still starting (its command line still Ray's `default_worker.py` or
+    `setup_worker.py`, not yet a `ray::` title): it has run no task, so it writes nothing, and it
+    waits for its dead raylet until the patient registration timeout (`tests/ray_start.py`: ~25 s
+    of this test's minute) before it exits. It is killed with the driver.
     """
     os.killpg(sid, signal.SIGKILL)
     fds = []
@@ -288,8 +293,13 @@ def _kill_driver_and_wait_for_its_ray(sid: int, deadline_s: float = 120.0) -> in
             continue
         try:
             state, _ppid, _pgrp, session = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:4]
-            if int(session) == sid and state != "Z":
-                fds.append(os.pidfd_open(int(entry)))
+            if int(session) != sid or state == "Z":
+                continue
+            fd = os.pidfd_open(int(entry))
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+            if any(part.endswith((b"/default_worker.py", b"/setup_worker.py")) for part in command[:3]):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)  # still starting: it holds no write
+            fds.append(fd)
         except (OSError, ValueError):  # exited meanwhile
             continue
     try:
