@@ -40,8 +40,10 @@ from evalcore.vendors.protocol import JudgeRequest
 from evalcore.vendors.registry import create_vendor
 
 CALLS = 2000
-WINDOW_S = 0.25  # the emulator's "minute", in real seconds
-RPM = 120  # per WINDOW_S: 480 requests/s, below what one process pushes through the xAI SDK
+WINDOW_S = 0.1  # the emulator's "minute", in real seconds
+RPM = 120  # per WINDOW_S: 1,200 requests/s nominal; charged at completion (below), the budget holds
+# the burst to ~150/s here (2,000 calls in ~13 s, waiting), below the ~400/s one process pushes
+# through the xAI SDK (client and server's CPU, cProfile of this test): the budget binds, not the client
 TPM = 120 * 600  # tokens per WINDOW_S: binding about as much as the request limit
 ENV = "TRIBUNAL_TEST_BURST_KEY"
 
