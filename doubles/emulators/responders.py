@@ -377,6 +377,13 @@ class PersonaSet(BaseModel):
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]")
 _FENCE = re.compile(r"<<<DATA ([0-9a-f]+) ")
 """The opening of a fenced block: its boundary is the grading's (`evalcore.prompts.new_boundary`)."""
+_BOUNDARY = re.compile(r"(<<<(?:DATA|END) )[0-9a-f]+")
+
+
+def without_boundaries(text: str) -> str:
+    """`text` with every fence boundary left out: the same question in every grading (each draws
+    a new random boundary), for a draw that must not change from one grading to the next."""
+    return _BOUNDARY.sub(r"\1", text)
 
 
 def _fix_merges(answer: dict[str, Any]) -> dict[str, Any]:

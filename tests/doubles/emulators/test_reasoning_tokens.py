@@ -38,6 +38,20 @@ def test_a_request_always_draws_the_same_count_within_the_cap_and_its_budget(
         assert drawn == min(median, cap, budget if budget is not None else cap)
 
 
+@settings(max_examples=100, deadline=None)
+@given(body=texts, boundaries=st.lists(st.text("0123456789abcdef", min_size=16, max_size=16), min_size=2, max_size=2))
+def test_the_same_question_reasons_alike_in_every_grading_whatever_its_fence_boundary(
+    body: str, boundaries: list[str]
+) -> None:
+    """Each grading fences its material with a new random boundary (`evalcore.prompts.new_boundary`);
+    a draw keyed on it changed a run's truncations from one run of the same requests to the next."""
+    from evalcore.prompts import fence
+
+    engine = Engine("openai", EmulatorConfig(), None, "r")
+    a, b = (engine.reasoning_tokens(request("Grade this.\n" + fence("deliverable", body, b))) for b in boundaries)
+    assert a == b
+
+
 def test_an_effort_without_a_distribution_or_a_zero_median_reasons_not_at_all() -> None:
     engine = Engine("openai", EmulatorConfig(), None, "r")
     assert engine.reasoning_tokens(request("x", effort="none")) == 0
