@@ -45,7 +45,7 @@ def _patient_ray_env() -> Iterator[None]:
 
 
 # --------------------------------------------------------------------------------------------
-# Parallel workers (`make test`: pytest-xdist, `-n 2 --dist loadfile --no-loadscope-reorder`)
+# Parallel workers (`make test`: pytest-xdist, `-n 3 --dist loadfile --no-loadscope-reorder`)
 # --------------------------------------------------------------------------------------------
 
 

@@ -43,7 +43,13 @@ from doubles.emulators._config import (
 )
 from doubles.emulators._limits import Clock, RateLimiter, RateSnapshot
 from doubles.emulators._models import ModelCatalog
-from doubles.emulators.responders import Answer, EmulatedRequest, OfflineResponder, Responder, without_boundaries
+from doubles.emulators.responders import (
+    Answer,
+    EmulatedRequest,
+    OfflineResponder,
+    Responder,
+    without_boundaries,
+)
 from evalcore.cost.prompt_cache import CachePlan, PrefixCache
 
 
