@@ -28,7 +28,12 @@ from tests.jobs.conftest import SMALL_SUBMISSIONS, emulated_config
 
 pytestmark = [pytest.mark.ray]
 CAP_ONLINE = 1.0  # the first shard (under $0.5 with the preflight) fits; three shards (over $1.2) never do
-CAP_BATCH = 0.75  # room for the first shard's batches (their worst case about $0.55), well under the ~$1.29 estimate
+CAP_BATCH = 0.6
+"""Room for the first shard's batches whatever order the vendors reserve in: with no reasoning,
+three batches of 24 requests at worst $0.13 (OpenAI), $0.14 (xAI) and $0.25 (Anthropic); under the
+~$0.68 estimate. The ledger refuses everything after its first refusal: at low effort Anthropic's
+first batch alone ($0.76) was over a $0.75 cap, and a run where it reserved first sent no batch
+at all (CI, by chance of the order)."""
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +107,7 @@ def test_a_capped_batch_sweep_submits_no_batch_that_could_cross_the_cap_and_the_
     ray_local, emulators, small_sample, tmp_path
 ) -> None:
     base = emulated_config(emulators.endpoints)
-    small = {"max_output_tokens": 600, "reasoning_effort": "low"}  # each call reserved at 2,304 output tokens (above)
+    small = {"max_output_tokens": 600, "reasoning_effort": "none"}  # each call reserved at 600 output tokens (above)
     cfg = with_batch(base.model_copy(update={"judges": [j.model_copy(update=small) for j in base.judges],
                                              "auditor": base.auditor.model_copy(update=small)}), True)
     cfg = cfg.model_copy(update={"batch": cfg.batch.model_copy(update={"flush_interval_s": 0.3,
