@@ -11,6 +11,9 @@ uses Ray, its own Ray start, which a parallel run of the suite pays once per wor
 
     python benchmarks/suite_cpu.py [--jobs 2] [--out benchmarks/results/suite_cpu.json] [MODULE ...]
 
+It first times a few fixed snippets (`REFERENCE`: a pure-Python loop, `import anthropic`, `import
+ray`) in fresh interpreters: the host's own speed, without which two runs' CPU-s do not compare.
+
 Nothing leaves 127.0.0.1 (the tests' own rule).
 """
 
@@ -62,6 +65,31 @@ def measure(module: str) -> dict[str, Any]:
     return row
 
 
+REFERENCE = {
+    # a fixed pure-Python workload: the host's single-core speed
+    "python_loop": "sum(i * i for i in range(3_000_000))",
+    # the heaviest import a vendor actor makes, and the one every Ray process makes
+    "import_anthropic": "import anthropic",
+    "import_ray": "import ray",
+}
+"""What the host itself costs, measured before the modules: the suite's CPU-s only compare across
+hosts next to these (the same tests took 1,174 CPU-s on one host and 1,655-1,892 on a slower one)."""
+
+
+def reference() -> dict[str, float]:
+    """The CPU-s of each `REFERENCE` snippet in a fresh interpreter, the best of three."""
+    best: dict[str, float] = {}
+    for name, code in REFERENCE.items():
+        runs = []
+        for _ in range(3):
+            done = subprocess.run([sys.executable, "-c", f"import resource\n{code}\n"
+                                   "u = resource.getrusage(resource.RUSAGE_SELF)\nprint(u.ru_utime + u.ru_stime)"],
+                                  cwd=ROOT, capture_output=True, text=True, check=True)
+            runs.append(float(done.stdout.split()[-1]))
+        best[name] = round(min(runs), 3)
+    return best
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("modules", nargs="*", help="test modules (default: every tests/**/test_*.py)")
@@ -70,6 +98,8 @@ def main() -> None:
     args = parser.parse_args()
     modules = args.modules or sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py"))
     started = time.time()
+    host = reference()
+    print("host reference (CPU-s, best of 3): " + ", ".join(f"{k} {v}" for k, v in host.items()))
     with ThreadPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(measure, modules))
     rows.sort(key=lambda r: -r["cpu"])
@@ -81,6 +111,7 @@ def main() -> None:
           f"({start:.1f} CPU-s each, the lightest module's)")
     Path(args.out).write_text(json.dumps({
         "measured": time.strftime("%Y-%m-%d", time.gmtime(started)), "cores": os.cpu_count(),
+        "host_reference_cpu_s": host,
         "total_cpu_s": round(total, 1), "modules": rows,
     }, indent=1) + "\n")
 
