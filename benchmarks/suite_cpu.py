@@ -72,8 +72,8 @@ REFERENCE = {
     "import_anthropic": "import anthropic",
     "import_ray": "import ray",
 }
-"""What the host itself costs, measured before the modules: the suite's CPU-s only compare across
-hosts next to these (the same tests took 1,174 CPU-s on one host and 1,655-1,892 on a slower one)."""
+"""What the host itself costs, measured before the modules: the suite's CPU-s compare across hosts
+only next to these (docs/PERFORMANCE.md, "Where the test suite's CPU goes")."""
 
 
 def reference() -> dict[str, float]:
