@@ -67,12 +67,13 @@ def vendor_round(round_no: int) -> dict[str, float]:
     its process's CPU-s (the one new `ray::VendorActor` process)."""
     from doubles.emulators.serve import KEY_ENV, point_at_emulators
     from evalcore.config.load import load_config
+    from evalcore.config.models import VendorMode
     from evalcore.vendors.sharding import group_by_account
     from jobs.sweep.vendor_pool import start_account
 
     for name in KEY_ENV.values():
         os.environ.setdefault(name, "emulated-key-not-a-secret")
-    cfg = point_at_emulators(load_config(vendors="real"), {v: NOWHERE for v in ("openai", "xai", "anthropic")})
+    cfg = point_at_emulators(load_config(vendors=VendorMode.REAL), {v: NOWHERE for v in ("openai", "xai", "anthropic")})
     cpu: dict[str, float] = {}
     for members in group_by_account(cfg.vendors()):
         before = _titled("ray::VendorActor")
