@@ -7,8 +7,9 @@ clients on its first call. This starts the default panel's actors (three account
 address nothing listens on: no call is made) on a local Ray, waits until each has answered
 `stats` (constructed: its imports done), and reads each actor process's CPU time (user + system,
 psutil) before killing it; then the same for a bare actor (an empty class), which is what Ray
-itself costs per actor process. `--rounds` repeats both on the same Ray (later rounds take
-workers Ray already started, as a sweep's second run does).
+itself costs per actor process. `--rounds` repeats both on the same Ray; the figures are means.
+The host's own speed is timed first (`suite_cpu.reference`, `host_reference_cpu_s` in the JSON):
+two results compare only when those agree.
 
     .venv/bin/python benchmarks/actor_start.py [--rounds 3] [--out benchmarks/results/actor_start.json]
 """
@@ -25,11 +26,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for path in (ROOT, ROOT / "benchmarks"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 import psutil  # noqa: E402
 import ray  # noqa: E402
+from suite_cpu import reference  # noqa: E402
 
 NOWHERE = "http://127.0.0.1:9"
 """Where the actors' clients point: the discard port, never called (construction makes no call)."""
@@ -100,6 +103,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "actor_start.json"))
     args = parser.parse_args()
 
+    host = reference()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     vendor: dict[str, list[float]] = {}
     bare: list[float] = []
@@ -114,6 +118,7 @@ def main() -> None:
     result: dict[str, Any] = {
         "measured": time.strftime("%Y-%m-%d"),
         "rounds": args.rounds,
+        "host_reference_cpu_s": host,
         "vendor_actor_cpu_s": {a: round(statistics.mean(v), 3) for a, v in sorted(vendor.items())},
         "bare_actor_cpu_s": round(statistics.mean(bare), 3),
     }
