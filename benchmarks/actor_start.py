@@ -5,9 +5,9 @@ A sweep starts one `VendorActor` per vendor account (`jobs/sweep/vendor_pool.py`
 worker process that imports Ray, Tribunal's actor module and its account's SDK, then builds its
 clients on its first call. This starts the default panel's actors (three accounts, pointed at an
 address nothing listens on: no call is made) on a local Ray, waits until each has answered
-`stats` (constructed: its imports done), and reads each actor process's CPU time (user + system,
-psutil) before killing it; then the same for a bare actor (an empty class), which is what Ray
-itself costs per actor process. `--rounds` repeats both on the same Ray; the figures are means.
+`stats` (constructed: its imports done), and reads each actor process's CPU time (user +
+system, `actor_ceiling.proc_cpu_s`) before killing it; then the same for a bare actor (an empty
+class), which is what Ray itself costs per actor process. `--rounds` repeats both on the same Ray; the figures are means.
 The host's own speed is timed first (`suite_cpu.reference`, `host_reference_cpu_s` in the JSON):
 two results compare only when those agree.
 
@@ -32,6 +32,7 @@ for path in (ROOT, ROOT / "benchmarks"):
 
 import psutil  # noqa: E402
 import ray  # noqa: E402
+from actor_ceiling import proc_cpu_s  # noqa: E402
 from suite_cpu import reference  # noqa: E402
 
 NOWHERE = "http://127.0.0.1:9"
@@ -44,11 +45,6 @@ class Bare:
 
     def pid(self) -> int:
         return os.getpid()
-
-
-def _cpu_s(pid: int) -> float:
-    times = psutil.Process(pid).cpu_times()
-    return float(times.user + times.system)
 
 
 def _titled(title: str) -> set[int]:
@@ -83,7 +79,7 @@ def vendor_round(round_no: int) -> dict[str, float]:
         started = list(start_account(members, f"actor-start-{round_no}", [], n=1))
         ray.get([h.stats.remote() for h in started])
         (pid,) = _titled("ray::VendorActor") - before
-        cpu["+".join(m.name for m in members)] = _cpu_s(pid)
+        cpu["+".join(m.name for m in members)] = proc_cpu_s(pid)
         _killed(started, [pid])
     return cpu
 
@@ -92,7 +88,7 @@ def bare_round(n: int) -> list[float]:
     """`n` bare actors: each one's CPU-s once it has answered."""
     actors = [Bare.remote() for _ in range(n)]  # type: ignore[attr-defined]
     pids = ray.get([a.pid.remote() for a in actors])
-    cpu = [_cpu_s(pid) for pid in pids]
+    cpu = [proc_cpu_s(pid) for pid in pids]
     _killed(actors, pids)
     return cpu
 
