@@ -7,9 +7,9 @@ clients on its first call. This starts the default panel's actors (three account
 address nothing listens on: no call is made) on a local Ray, waits until each has answered
 `stats` (constructed: its imports done), and reads each actor process's CPU time (user +
 system, `actor_ceiling.proc_cpu_s`) before killing it; then the same for a bare actor (an empty
-class), which is what Ray itself costs per actor process. `--rounds` repeats both on the same Ray; the figures are means.
-The host's own speed is timed first (`suite_cpu.reference`, `host_reference_cpu_s` in the JSON):
-two results compare only when those agree.
+class), which is what Ray itself costs per actor process. `--rounds` repeats both on the same
+Ray; the figures are means. The host's own speed is timed first (`suite_cpu.reference`,
+`host_reference_cpu_s` in the JSON): two results compare only when those agree.
 
     .venv/bin/python benchmarks/actor_start.py [--rounds 3] [--out benchmarks/results/actor_start.json]
 """
