@@ -7,7 +7,9 @@ clients on its first call. This starts the default panel's actors (three account
 address nothing listens on: no call is made) on a local Ray, waits until each has answered
 `stats` (constructed: its imports done), and reads each actor process's CPU time (user +
 system, `actor_ceiling.proc_cpu_s`) before killing it; then the same for a bare actor (an empty
-class), which is what Ray itself costs per actor process. `--rounds` repeats both on the same
+class), which is what Ray itself costs per actor process. Then what the driver's next sweep pays
+instead when the actor was kept (`vendor_pool.park`): the CPU-s the same process spends taking a
+new sweep (`VendorActor.rebind`) until it answers `stats` again. `--rounds` repeats all on the same
 Ray; the figures are means. The host's own speed is timed first (`suite_cpu.reference`,
 `host_reference_cpu_s` in the JSON): two results compare only when those agree.
 
@@ -61,27 +63,35 @@ def _killed(handles: list[Any], pids: list[int]) -> None:
     psutil.wait_procs(procs, timeout=60)
 
 
-def vendor_round(round_no: int) -> dict[str, float]:
+def vendor_round(round_no: int) -> tuple[dict[str, float], dict[str, float]]:
     """Start the default panel's actors one account at a time, wait for each to answer, and read
-    its process's CPU-s (the one new `ray::VendorActor` process)."""
+    its process's CPU-s (the one new `ray::VendorActor` process); then park it and take it for a
+    next sweep, and read what that cost the same process. Both per account."""
     from doubles.emulators.serve import KEY_ENV, point_at_emulators
     from evalcore.config.load import load_config
     from evalcore.config.models import VendorMode
     from evalcore.vendors.sharding import group_by_account
-    from jobs.sweep.vendor_pool import start_account
+    from jobs.sweep.vendor_pool import VendorPool, park, sdks_of, start_account
 
     for name in KEY_ENV.values():
         os.environ.setdefault(name, "emulated-key-not-a-secret")
     cfg = point_at_emulators(load_config(vendors=VendorMode.REAL), {v: NOWHERE for v in ("openai", "xai", "anthropic")})
     cpu: dict[str, float] = {}
+    rebind: dict[str, float] = {}
     for members in group_by_account(cfg.vendors()):
+        account = "+".join(m.name for m in members)
         before = _titled("ray::VendorActor")
         started = list(start_account(members, f"actor-start-{round_no}", [], n=1))
         ray.get([h.stats.remote() for h in started])
         (pid,) = _titled("ray::VendorActor") - before
-        cpu["+".join(m.name for m in members)] = proc_cpu_s(pid)
+        cpu[account] = proc_cpu_s(pid)
+        assert park(VendorPool(members[0].name, tuple(started), sdks_of(members)))
+        again = start_account(members, f"actor-start-{round_no}-next", [], n=1, reuse=True)
+        assert again == tuple(started), "the parked actor was not taken"
+        ray.get([h.stats.remote() for h in again])
+        rebind[account] = proc_cpu_s(pid) - cpu[account]
         _killed(started, [pid])
-    return cpu
+    return cpu, rebind
 
 
 def bare_round(n: int) -> list[float]:
@@ -102,11 +112,14 @@ def main() -> None:
     host = reference()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     vendor: dict[str, list[float]] = {}
+    rebound: dict[str, list[float]] = {}
     bare: list[float] = []
     try:
         for r in range(args.rounds):
-            for account, cpu in vendor_round(r).items():
+            started, rebind = vendor_round(r)
+            for account, cpu in started.items():
                 vendor.setdefault(account, []).append(cpu)
+                rebound.setdefault(account, []).append(rebind[account])
             bare += bare_round(3)
     finally:
         ray.shutdown()
@@ -117,8 +130,10 @@ def main() -> None:
         "host_reference_cpu_s": host,
         "vendor_actor_cpu_s": {a: round(statistics.mean(v), 3) for a, v in sorted(vendor.items())},
         "bare_actor_cpu_s": round(statistics.mean(bare), 3),
+        "rebind_cpu_s": {a: round(statistics.mean(v), 3) for a, v in sorted(rebound.items())},
     }
     result["per_sweep_cpu_s"] = round(sum(result["vendor_actor_cpu_s"].values()), 3)
+    result["per_sweep_rebind_cpu_s"] = round(sum(result["rebind_cpu_s"].values()), 3)
     print(json.dumps(result, indent=2))
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import operator
 import time
 import warnings
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import ray
+from ray.experimental import internal_kv
 
 from evalcore.config.models import BatchConfig, VendorConfig
 from evalcore.cost.cost_cap import CapState, CostLedger
@@ -142,6 +144,34 @@ def _freeze() -> None:
     gc.freeze()
 
 
+BINDING_NAMESPACE = "tribunal-actor-bindings"
+"""Where a rebound actor keeps the arguments of its current sweep (Ray's key-value store in the
+GCS, keyed by actor id): an actor that Ray restarts re-runs its constructor with the arguments it
+was *created* with, which after `VendorActor.rebind` are an earlier sweep's."""
+
+
+def record_binding(binding: list[Any]) -> None:
+    """In the actor (`rebind`): the sweep a restart of this actor must come back to."""
+    actor_id = ray.get_runtime_context().get_actor_id()
+    if actor_id is not None:
+        internal_kv._internal_kv_put(actor_id, json.dumps(binding), namespace=BINDING_NAMESPACE)
+
+
+def current_binding() -> list[Any] | None:
+    """In the actor: the arguments of the sweep it was last bound to (None: never rebound)."""
+    actor_id = ray.get_runtime_context().get_actor_id()
+    if actor_id is None or not internal_kv._internal_kv_initialized():
+        return None
+    raw = internal_kv._internal_kv_get(actor_id, namespace=BINDING_NAMESPACE)
+    return None if raw is None else list(json.loads(raw))
+
+
+def forget_binding(actor_id: str) -> None:
+    """In the driver, as it kills the actor: its binding goes with it."""
+    if internal_kv._internal_kv_initialized():
+        internal_kv._internal_kv_del(actor_id, namespace=BINDING_NAMESPACE)
+
+
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3, max_concurrency=2000)  # type: ignore[call-overload]
 class VendorActor:
     """Holds one account's clients, its one budget, the retry policy and each entry's paid-call store."""
@@ -158,6 +188,27 @@ class VendorActor:
         siblings: list[str] | None = None,
         gated: bool = False,
     ) -> None:
+        binding = [cfg, run_id, stored_run_uris, ledger, batch, detach, shards, siblings, gated]
+        restarted = _reconstructed()
+        if restarted:  # bound to a later sweep since it started (`rebind`): Ray passes the first arguments again
+            binding = current_binding() or binding
+        self._bind(*binding, restarted=restarted)
+
+    def _bind(
+        self,
+        cfg: dict[str, Any] | list[dict[str, Any]],
+        run_id: str,
+        stored_run_uris: list[str],
+        ledger: Any = None,
+        batch: dict[str, Any] | None = None,
+        detach: bool = False,
+        shards: int = 1,
+        siblings: list[str] | None = None,
+        gated: bool = False,
+        *,
+        restarted: bool = False,
+    ) -> None:
+        """Everything that belongs to one sweep: its entries, limits, stores, ledger, batch mode, gate."""
         cfgs = [VendorConfig.model_validate(c) for c in (cfg if isinstance(cfg, list) else [cfg])]
         self.entries = {c.name: _Entry(c) for c in cfgs}  # the entries of one account
         self.cfg = cfgs[0]
@@ -182,11 +233,26 @@ class VendorActor:
         # go out the moment it has passed. An actor restarted by Ray (a crash mid-sweep) opens at
         # once: the driver opens a gate only once.
         self._gate = asyncio.Event()
-        if not gated or _reconstructed():
+        if not gated or restarted:
             self._gate.set()
         self._built = False  # the account's stacks exist (`_vendor`)
+        self._closed = False  # the sweep is over (`close`): no stack is built again until `rebind`
         for c in cfgs:  # the SDKs now, while the driver reads and prices the submissions
             import_adapter(c.adapter)
+
+    async def rebind(self, *binding: Any) -> None:
+        """Serve another sweep from this process, as if started with `binding` (the constructor's
+        arguments, in order; `jobs.sweep.vendor_pool`: a driver that runs several sweeps keeps its actors).
+
+        Why: starting an actor is a new process importing Ray, Tribunal and an SDK (0.9-1.7 CPU-s,
+        `benchmarks/actor_start.py`); everything of the last sweep (its clients, closed by
+        `close`, its stores, counters, gate and budget) is dropped here and built again lazily, as in
+        a new actor. What was frozen for the last sweep (`_freeze`) is handed back to the collector.
+        Only an actor whose `close` answered is rebound (`vendor_pool.park`)."""
+        record_binding(list(binding))
+        gc.unfreeze()
+        self._bind(*binding)
+        gc.collect()
 
     def _entry(self, name: str | None) -> _Entry:
         """The entry a call names (None: the only or first one, for single-entry callers)."""
@@ -203,6 +269,8 @@ class VendorActor:
         # Created lazily inside the actor's event loop: SDK clients are tied to one loop. All the
         # account's stacks are built at once, their adapters on one budget (`build_stacks`).
         entry = self._entry(name)
+        if self._closed:
+            raise ConfigError(f"vendor actor of {', '.join(self.entries)}: closed at the end of run {self.run_id}")
         if entry.vendor is None:
             ledger = RemoteLedger(self.ledger) if self.ledger is not None else None
             batch = (BatchMode(self.batch, self.stored_run_uris[0], self.run_id, self.detach)
@@ -316,10 +384,15 @@ class VendorActor:
         self._gate.set()
 
     async def close(self) -> None:
-        """Close the SDK clients."""
+        """Close the SDK clients and let go of the sweep's stacks (their stores of paid calls, the
+        batch queues): an actor kept for the driver's next sweep (`vendor_pool.park`) holds nothing
+        of this one. A call after this is refused (`_vendor`), never sent on a new client."""
+        self._closed = True
         for e in self.entries.values():
             if e.vendor is not None:
                 await e.vendor.aclose()
+            e.vendor, e.batching, e.adapter = None, None, None
+        self.budget = None
 
 
 @ray.remote(num_cpus=0, max_concurrency=1)  # type: ignore[call-overload]

@@ -231,14 +231,22 @@ def settle_preflight(sent: PreflightInFlight, run_uri: str, attempt: int, *, wai
 
 
 def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait: bool) -> None:
-    """No actor outlives its sweep (also on errors, e.g. a failed preflight).
+    """No actor outlives its sweep (also on errors, e.g. a failed preflight), but one closed actor
+    per account kept, idle, for the driver's next sweep (`vendor_pool.park`).
 
     With `wait`, each actor first closes (its calls on the wire answered, its batch queue
-    flushed); a cancelled sweep (second Ctrl-C) does not wait for them."""
-    for a in vendor_pool.handles(actors):
-        if wait:
-            with contextlib.suppress(Exception):  # a dead actor has nothing left to close
-                ray.get(a.close.remote(), timeout=30)
-        ray.kill(a)
+    flushed); a cancelled sweep (second Ctrl-C) does not wait for them, and kills them all."""
+    pools = {p.handles: p for p in actors.values()}  # an account's entries share their actors
+    for pool in pools.values():
+        for a in pool.handles:
+            if wait:
+                try:
+                    ray.get(a.close.remote(), timeout=30)
+                except Exception:  # a dead actor has nothing left to close
+                    pass
+                else:
+                    if vendor_pool.park(pool):  # closed: it may serve this driver's next sweep
+                        continue
+            vendor_pool.retire(a)
     if ledger is not None:
         ray.kill(ledger)

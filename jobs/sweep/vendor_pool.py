@@ -34,7 +34,7 @@ from evalcore.config.models import TribunalConfig, VendorConfig
 from evalcore.errors import VendorError
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T
 from evalcore.vendors.sharding import account_config, actor_count, group_by_account, shard_of
-from jobs.sweep.actors import RemoteVendor, VendorActor
+from jobs.sweep.actors import RemoteVendor, VendorActor, forget_binding
 
 #: Counters that are not sums over the actors of an entry (the rest of `VendorActor.stats` are).
 _NOT_SUMMED = {"uptime_s": max}
@@ -46,6 +46,9 @@ class VendorPool:
 
     name: str
     handles: tuple[Any, ...]
+    sdks: tuple[str, ...] = ()
+    """The adapters its one actor has imported, when that actor may serve the driver's next sweep
+    (`park`); empty for a pool that is killed with its sweep."""
 
     @property
     def size(self) -> int:
@@ -72,8 +75,9 @@ def start_pools(
     pools: dict[str, VendorPool] = {}
     for members in group_by_account(config.vendors()):
         handles = start_account(members, run_id, stored_runs, ledger, batch, detach, 1 if batch is not None else None,
-                                gated)
-        pools.update({m.name: VendorPool(m.name, handles) for m in members})
+                                gated, reuse=True)
+        sdks = sdks_of(members) if len(handles) == 1 else ()
+        pools.update({m.name: VendorPool(m.name, handles, sdks) for m in members})
     return {cfg.name: pools[cfg.name] for cfg in config.vendors()}
 
 
@@ -99,14 +103,20 @@ def start_account(
     detach: bool = False,
     n: int | None = None,
     gated: bool = False,
+    *,
+    reuse: bool = False,
 ) -> tuple[Any, ...]:
     """The actors of one account serving its entries `members`: `n`, or `actor_count` of the
-    account's whole rate; more than one are spread over the nodes."""
+    account's whole rate; more than one are spread over the nodes. `reuse`: a single actor is the
+    one an earlier sweep of this driver parked for these SDKs, when there is one (`park`)."""
     n = actor_count(account_config(members), cluster_cores()) if n is None else n
     label = "+".join(m.name for m in members)
     names = [actor_name(run_id, label, i, n) for i in range(n)]
     nodes = spread_nodes() if n > 1 else []
     cfgs = [m.model_dump(mode="json") for m in members]
+    if reuse and n == 1 and (parked := _unpark(sdks_of(members), [cfgs, run_id, stored_runs, ledger, batch, detach,
+                                                                    n, [], gated])) is not None:
+        return (parked,)
     handles = []
     for i, name in enumerate(names):
         options: dict[str, Any] = {"name": name, "get_if_exists": True, "lifetime": None}
@@ -117,6 +127,70 @@ def start_account(
             cfgs, run_id, stored_runs, ledger, batch, detach, n, siblings, gated,
         ))
     return tuple(handles)
+
+
+def sdks_of(members: list[VendorConfig]) -> tuple[str, ...]:
+    """What an account's actor imports at its start: its entries' adapters (each an SDK)."""
+    return tuple(sorted({m.adapter for m in members}))
+
+
+_parked: dict[tuple[str, ...], Any] = {}
+"""Actors a finished sweep of this driver left for its next one, by the SDKs they imported."""
+_parked_cluster: str | None = None
+"""The Ray connection they belong to: a handle means nothing once the driver has reconnected."""
+
+REBIND_TIMEOUT_S = 60.0
+"""How long a parked actor has to take a new sweep before a new one is started instead."""
+
+
+def _connection() -> str:
+    ctx = ray.get_runtime_context()
+    return f"{ctx.gcs_address}/{ctx.get_job_id()}/{ctx.get_node_id()}"
+
+
+def park(pool: VendorPool) -> bool:
+    """Keep `pool`'s closed actor for the driver's next sweep, instead of killing it; False when it
+    cannot be kept (several actors, or one is parked for these SDKs already), and the caller kills it.
+
+    Why: a driver that runs several sweeps (a notebook, a campaign script, the test suite) paid a new
+    process per account per sweep, importing Ray, Tribunal and an SDK again (3.6 CPU-s for the
+    default panel, `benchmarks/actor_start.py`). A parked actor is idle, has let go of its sweep's
+    clients and stores (`VendorActor.close`), refuses calls until its next sweep binds it
+    (`VendorActor.rebind`), and dies with the driver, as any actor of it."""
+    global _parked_cluster
+    if not pool.sdks or pool.size != 1:
+        return False
+    here = _connection()
+    if _parked_cluster != here:
+        _parked.clear()
+        _parked_cluster = here
+    if pool.sdks in _parked:
+        return False
+    _parked[pool.sdks] = pool.handles[0]
+    return True
+
+
+def _unpark(sdks: tuple[str, ...], binding: list[Any]) -> Any | None:
+    """The actor parked for `sdks`, bound to a new sweep (`VendorActor.rebind`); None when there is
+    none, or it did not answer (it is killed, and the caller starts a new one)."""
+    if _parked_cluster != _connection():
+        _parked.clear()
+        return None
+    handle = _parked.pop(sdks, None)
+    if handle is None:
+        return None
+    try:
+        ray.get(handle.rebind.remote(*binding), timeout=REBIND_TIMEOUT_S)
+    except Exception:  # dead or stuck: a new actor serves this sweep
+        retire(handle)
+        return None
+    return handle
+
+
+def retire(handle: Any) -> None:
+    """Kill an actor, and forget the sweep it was last bound to (`VendorActor.rebind`)."""
+    forget_binding(handle._actor_id.hex())
+    ray.kill(handle)
 
 
 def cluster_cores() -> int:

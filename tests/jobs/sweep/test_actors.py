@@ -181,3 +181,25 @@ def test_a_gated_actor_restarted_by_ray_answers_grading_calls_without_waiting_fo
             assert isinstance(reply, JudgeReply)
     finally:
         ray.kill(actor, no_restart=True)
+
+
+def test_an_actor_rebound_to_a_later_sweep_and_then_restarted_by_ray_comes_back_bound_to_that_sweep(
+    ray_local: None, tmp_path: Path
+) -> None:
+    # Ray re-runs a restarted actor's constructor with the arguments it was created with: those of
+    # its first sweep. It must serve the sweep it was last bound to (its stores, its run folder).
+    cfg = _zero_judge()
+    first = _stored_run(tmp_path / "first", cfg, ["first-only"])
+    later = _stored_run(tmp_path / "later", cfg, ["later-only"])
+    actor = VendorActor.remote(cfg.model_dump(mode="json"), "first", [first])  # type: ignore[attr-defined]
+    try:
+        ray.get(actor.rebind.remote(cfg.model_dump(mode="json"), "later", [later]), timeout=60)
+        ray.kill(actor, no_restart=False)  # as a crash: Ray starts the actor again (max_restarts=-1)
+        answer = ray.get(actor.complete_packed.remote(
+            pack_requests([_request("first-only"), _request("later-only")]), RubricAnswer, cfg.name), timeout=120)
+        stats = ray.get(actor.stats.remote(cfg.name), timeout=60)
+        assert stats["reused_calls"] == 1 and stats["paid_calls"] == 1  # later's store answers; first's does not
+        replies = unpack_replies(answer[0], RubricAnswer)
+        assert [getattr(r, "output").reasoning for r in replies][1] == "answer to later-only"
+    finally:
+        ray.kill(actor, no_restart=True)

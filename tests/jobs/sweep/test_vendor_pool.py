@@ -12,6 +12,7 @@ import pytest
 
 from evalcore.config.load import load_config
 from evalcore.config.models import VendorMode
+from evalcore.errors import ConfigError
 from evalcore.storage.store import read_table
 from jobs.sweep.actors import RemoteVendor
 from jobs.sweep.driver import run_sweep
@@ -117,3 +118,74 @@ def test_a_429_to_one_actor_pauses_every_actor_of_the_entry(ray_local, tmp_path)
     hit = shard_of("one", 2)
     assert stats[hit]["rate_limited"] == 1 and stats[hit]["sibling_429s"] == 0
     assert stats[1 - hit]["sibling_429s"] == 1 and stats[1 - hit]["rate_limited"] == 0
+
+
+def _stored_answers(folder: str, cfg: object, label: str, hashes: list[str]) -> str:
+    """A run folder whose calls table answers each hash with `label` and the hash."""
+    from evalcore.schema import CallRow, RubricAnswer
+    from evalcore.storage.store import write_shard
+
+    rows = [CallRow(run_id=label, grading_id="g", submission_id="s", system="s", task_id="t", request_hash=h,
+                    vendor=cfg.name, family=cfg.family, model=cfg.model, purpose="rubric",  # type: ignore[attr-defined]
+                    outcome="ok", response_json=RubricAnswer(verdict="pass", reasoning=f"{label}:{h}").model_dump_json())
+            for h in hashes]
+    write_shard(folder, "part-0", {"calls": rows})
+    return folder
+
+
+def _answer(pool: VendorPool, cfg: object, h: str) -> str:
+    from evalcore.schema import RubricAnswer
+    from evalcore.vendors.protocol import JudgeRequest
+
+    req = JudgeRequest(purpose="rubric", request_hash=h, system_prompt="s", shared_prefix="p", varying_suffix=h,
+                       schema_name="RubricAnswer")
+    return asyncio.run(pool_vendor(pool, cfg).complete(req, RubricAnswer)).output.reasoning  # type: ignore[arg-type]
+
+
+def test_a_finished_sweeps_closed_actor_refuses_calls_then_serves_the_drivers_next_sweep_with_its_stores_and_counters(
+    ray_local: None, tmp_path
+) -> None:
+    import ray
+
+    from jobs.sweep.startup import stop_actors
+    from jobs.sweep.vendor_pool import _parked, start_pools
+
+    config = load_config(vendors=VendorMode.OFFLINE)
+    config = config.model_copy(update={"judges": [config.judges[0].model_copy(update={"adapter": "zero"})],
+                                       "auditor": config.auditor.model_copy(update={"adapter": "zero"})})
+    cfg = config.judges[0]
+    first = _stored_answers(str(tmp_path / "first"), cfg, "first", ["h"])
+    second = _stored_answers(str(tmp_path / "second"), cfg, "second", ["h"])
+    _parked.clear()
+    pools = start_pools(config, "reuse-a", [first])
+    [handle] = pools[cfg.name].handles
+    try:
+        assert pools[cfg.name].sdks == ("zero",)
+        assert _answer(pools[cfg.name], cfg, "h") == "first:h"
+        stop_actors(pools, None, wait=True)
+        assert _parked == {("zero",): handle}  # closed and kept, not killed
+        with pytest.raises(ConfigError, match="closed at the end of run reuse-a"):  # kept idle: it refuses calls
+            _answer(pools[cfg.name], cfg, "h")
+        again = start_pools(config, "reuse-b", [second])
+        assert again[cfg.name].handles == (handle,) and _parked == {}
+        assert ray.get(handle.stats.remote(cfg.name), timeout=60)["requests"] == 0  # the last sweep's counters went with it
+        assert _answer(again[cfg.name], cfg, "h") == "second:h"  # this sweep's stored calls, not the last one's
+        stop_actors(again, None, wait=False)  # a cancelled sweep keeps none
+        assert _parked == {}
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(handle.stats.remote(cfg.name), timeout=60)
+    finally:
+        _parked.clear()
+        ray.kill(handle)
+
+
+def test_only_a_single_actor_per_set_of_sdks_is_parked_and_the_rest_are_killed(ray_local: None) -> None:
+    from jobs.sweep.vendor_pool import _parked, park
+
+    _parked.clear()
+    assert not park(VendorPool("openai", ("a", "b"), ("openai",)))  # an account over two actors
+    assert not park(VendorPool("openai", ("a",), ()))  # a pool not started for reuse
+    assert park(VendorPool("openai", ("a",), ("openai",)))
+    assert not park(VendorPool("auditor", ("b",), ("openai",)))  # one is parked for these SDKs already
+    assert _parked == {("openai",): "a"}
+    _parked.clear()
