@@ -23,6 +23,7 @@ toward the online rate limits.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -134,13 +135,77 @@ def sdks_of(members: list[VendorConfig]) -> tuple[str, ...]:
     return tuple(sorted({m.adapter for m in members}))
 
 
-_parked: dict[tuple[str, ...], Any] = {}
-"""Actors a finished sweep of this driver left for its next one, by the SDKs they imported."""
-_parked_cluster: str | None = None
-"""The Ray connection they belong to: a handle means nothing once the driver has reconnected."""
-
 REBIND_TIMEOUT_S = 60.0
 """How long a parked actor has to take a new sweep before a new one is started instead."""
+
+PARK_IDLE_S = 120.0
+"""How long a parked actor waits for the driver's next sweep before it is killed: an idle Ray
+worker still wakes every 10 ms (~10 ms of CPU a second, `benchmarks/local_ray_idle.py
+--live-workers`), and a driver that has stopped sweeping keeps no process for nothing."""
+
+
+class _Parking:
+    """The actors a finished sweep of this driver left for its next one, by the SDKs they imported,
+    each with the timer that kills it after `PARK_IDLE_S`; and the Ray connection they belong to
+    (a handle means nothing once the driver has reconnected)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.actors: dict[tuple[str, ...], tuple[Any, threading.Timer]] = {}
+        self.connection: str | None = None
+
+    def take(self, sdks: tuple[str, ...], here: str) -> Any | None:
+        """The actor parked for `sdks` on connection `here`, no longer parked (None: none)."""
+        with self.lock:
+            if self.connection != here:
+                self._drop()
+                self.connection = here
+            handle, timer = self.actors.pop(sdks, (None, None))
+        if timer is not None:
+            timer.cancel()
+        return handle
+
+    def put(self, sdks: tuple[str, ...], handle: Any, here: str) -> bool:
+        """Park `handle` for `sdks` (False: one is parked for them already)."""
+        with self.lock:
+            if self.connection != here:
+                self._drop()
+                self.connection = here
+            if sdks in self.actors:
+                return False
+            timer = threading.Timer(PARK_IDLE_S, self._expire, (sdks, handle))
+            timer.daemon = True
+            self.actors[sdks] = (handle, timer)
+        timer.start()
+        return True
+
+    def _expire(self, sdks: tuple[str, ...], handle: Any) -> None:
+        with self.lock:
+            if self.actors.get(sdks, (None,))[0] is not handle:
+                return  # taken by a sweep meanwhile
+            del self.actors[sdks]
+        try:
+            retire(handle)
+        except Exception:  # the driver disconnected meanwhile: the actor went with its job
+            pass
+
+    def _drop(self) -> None:
+        for _, timer in self.actors.values():
+            timer.cancel()
+        self.actors.clear()
+
+    def parked(self) -> dict[tuple[str, ...], Any]:
+        """What is parked now, by SDKs (for tests and benchmarks)."""
+        with self.lock:
+            return {sdks: handle for sdks, (handle, _) in self.actors.items()}
+
+    def clear(self) -> None:
+        """Forget every parked actor (their timers stopped; the actors are left to their job)."""
+        with self.lock:
+            self._drop()
+
+
+parking = _Parking()
 
 
 def _connection() -> str:
@@ -156,27 +221,17 @@ def park(pool: VendorPool) -> bool:
     process per account per sweep, importing Ray, Tribunal and an SDK again (3.6 CPU-s for the
     default panel, `benchmarks/actor_start.py`). A parked actor is idle, has let go of its sweep's
     clients and stores (`VendorActor.close`), refuses calls until its next sweep binds it
-    (`VendorActor.rebind`), and dies with the driver, as any actor of it."""
-    global _parked_cluster
+    (`VendorActor.rebind`), is killed after `PARK_IDLE_S` unused, and dies with the driver, as any
+    actor of it."""
     if not pool.sdks or pool.size != 1:
         return False
-    here = _connection()
-    if _parked_cluster != here:
-        _parked.clear()
-        _parked_cluster = here
-    if pool.sdks in _parked:
-        return False
-    _parked[pool.sdks] = pool.handles[0]
-    return True
+    return parking.put(pool.sdks, pool.handles[0], _connection())
 
 
 def _unpark(sdks: tuple[str, ...], binding: list[Any]) -> Any | None:
     """The actor parked for `sdks`, bound to a new sweep (`VendorActor.rebind`); None when there is
     none, or it did not answer (it is killed, and the caller starts a new one)."""
-    if _parked_cluster != _connection():
-        _parked.clear()
-        return None
-    handle = _parked.pop(sdks, None)
+    handle = parking.take(sdks, _connection())
     if handle is None:
         return None
     try:

@@ -148,7 +148,7 @@ def test_a_finished_sweeps_closed_actor_refuses_calls_then_serves_the_drivers_ne
     import ray
 
     from jobs.sweep.startup import stop_actors
-    from jobs.sweep.vendor_pool import _parked, start_pools
+    from jobs.sweep.vendor_pool import parking, start_pools
 
     config = load_config(vendors=VendorMode.OFFLINE)
     config = config.model_copy(update={"judges": [config.judges[0].model_copy(update={"adapter": "zero"})],
@@ -156,36 +156,61 @@ def test_a_finished_sweeps_closed_actor_refuses_calls_then_serves_the_drivers_ne
     cfg = config.judges[0]
     first = _stored_answers(str(tmp_path / "first"), cfg, "first", ["h"])
     second = _stored_answers(str(tmp_path / "second"), cfg, "second", ["h"])
-    _parked.clear()
+    parking.clear()
     pools = start_pools(config, "reuse-a", [first])
     [handle] = pools[cfg.name].handles
     try:
         assert pools[cfg.name].sdks == ("zero",)
         assert _answer(pools[cfg.name], cfg, "h") == "first:h"
         stop_actors(pools, None, wait=True)
-        assert _parked == {("zero",): handle}  # closed and kept, not killed
+        assert parking.parked() == {("zero",): handle}  # closed and kept, not killed
         with pytest.raises(ConfigError, match="closed at the end of run reuse-a"):  # kept idle: it refuses calls
             _answer(pools[cfg.name], cfg, "h")
         again = start_pools(config, "reuse-b", [second])
-        assert again[cfg.name].handles == (handle,) and _parked == {}
+        assert again[cfg.name].handles == (handle,) and parking.parked() == {}
         assert ray.get(handle.stats.remote(cfg.name), timeout=60)["requests"] == 0  # the last sweep's counters went with it
         assert _answer(again[cfg.name], cfg, "h") == "second:h"  # this sweep's stored calls, not the last one's
         stop_actors(again, None, wait=False)  # a cancelled sweep keeps none
-        assert _parked == {}
+        assert parking.parked() == {}
         with pytest.raises(ray.exceptions.RayActorError):
             ray.get(handle.stats.remote(cfg.name), timeout=60)
     finally:
-        _parked.clear()
+        parking.clear()
         ray.kill(handle)
 
 
 def test_only_a_single_actor_per_set_of_sdks_is_parked_and_the_rest_are_killed(ray_local: None) -> None:
-    from jobs.sweep.vendor_pool import _parked, park
+    from jobs.sweep.vendor_pool import park, parking
 
-    _parked.clear()
-    assert not park(VendorPool("openai", ("a", "b"), ("openai",)))  # an account over two actors
-    assert not park(VendorPool("openai", ("a",), ()))  # a pool not started for reuse
-    assert park(VendorPool("openai", ("a",), ("openai",)))
-    assert not park(VendorPool("auditor", ("b",), ("openai",)))  # one is parked for these SDKs already
-    assert _parked == {("openai",): "a"}
-    _parked.clear()
+    parking.clear()
+    try:
+        assert not park(VendorPool("openai", ("a", "b"), ("openai",)))  # an account over two actors
+        assert not park(VendorPool("openai", ("a",), ()))  # a pool not started for reuse
+        assert park(VendorPool("openai", ("a",), ("openai",)))
+        assert not park(VendorPool("auditor", ("b",), ("openai",)))  # one is parked for these SDKs already
+        assert parking.parked() == {("openai",): "a"}
+    finally:
+        parking.clear()
+
+
+def test_a_parked_actor_no_sweep_takes_within_the_idle_limit_is_killed(ray_local: None, monkeypatch) -> None:
+    import ray
+
+    from jobs.sweep import vendor_pool
+    from jobs.sweep.actors import VendorActor
+
+    cfg = load_config(vendors=VendorMode.OFFLINE).judges[0].model_copy(update={"adapter": "zero"})
+    handle = VendorActor.remote(cfg.model_dump(mode="json"), "idle", [])  # type: ignore[attr-defined]
+    ray.get(handle.close.remote(), timeout=60)
+    monkeypatch.setattr(vendor_pool, "PARK_IDLE_S", 0.2)
+    vendor_pool.parking.clear()
+    try:
+        assert vendor_pool.park(VendorPool(cfg.name, (handle,), ("zero",)))
+        [(_, timer)] = vendor_pool.parking.actors.values()
+        timer.join(timeout=60)  # the timer has fired and killed it
+        assert vendor_pool.parking.parked() == {}
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(handle.stats.remote(cfg.name), timeout=60)
+    finally:
+        vendor_pool.parking.clear()
+        ray.kill(handle)
