@@ -28,7 +28,7 @@ import operator
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import ray
 from ray.experimental import internal_kv
@@ -144,26 +144,41 @@ def _freeze() -> None:
     gc.freeze()
 
 
+class Binding(NamedTuple):
+    """What a sweep gives its vendor actor: `VendorActor`'s constructor arguments, in order (and
+    `VendorActor.rebind`'s, when a kept actor takes the driver's next sweep)."""
+
+    cfg: dict[str, Any] | list[dict[str, Any]]
+    run_id: str
+    stored_run_uris: list[str]
+    ledger: str | None = None
+    batch: dict[str, Any] | None = None
+    detach: bool = False
+    shards: int = 1
+    siblings: list[str] | None = None
+    gated: bool = False
+
+
 BINDING_NAMESPACE = "tribunal-actor-bindings"
 """Where a rebound actor keeps the arguments of its current sweep (Ray's key-value store in the
 GCS, keyed by actor id): an actor that Ray restarts re-runs its constructor with the arguments it
 was *created* with, which after `VendorActor.rebind` are an earlier sweep's."""
 
 
-def record_binding(binding: list[Any]) -> None:
+def record_binding(binding: Binding) -> None:
     """In the actor (`rebind`): the sweep a restart of this actor must come back to."""
     actor_id = ray.get_runtime_context().get_actor_id()
     if actor_id is not None:
-        internal_kv._internal_kv_put(actor_id, json.dumps(binding), namespace=BINDING_NAMESPACE)
+        internal_kv._internal_kv_put(actor_id, json.dumps(list(binding)), namespace=BINDING_NAMESPACE)
 
 
-def current_binding() -> list[Any] | None:
+def current_binding() -> Binding | None:
     """In the actor: the arguments of the sweep it was last bound to (None: never rebound)."""
     actor_id = ray.get_runtime_context().get_actor_id()
     if actor_id is None or not internal_kv._internal_kv_initialized():
         return None
     raw = internal_kv._internal_kv_get(actor_id, namespace=BINDING_NAMESPACE)
-    return None if raw is None else list(json.loads(raw))
+    return None if raw is None else Binding(*json.loads(raw))
 
 
 def forget_binding(actor_id: str) -> None:
@@ -188,27 +203,15 @@ class VendorActor:
         siblings: list[str] | None = None,
         gated: bool = False,
     ) -> None:
-        binding = [cfg, run_id, stored_run_uris, ledger, batch, detach, shards, siblings, gated]
+        binding = Binding(cfg, run_id, stored_run_uris, ledger, batch, detach, shards, siblings, gated)
         restarted = _reconstructed()
         if restarted:  # bound to a later sweep since it started (`rebind`): Ray passes the first arguments again
             binding = current_binding() or binding
-        self._bind(*binding, restarted=restarted)
+        self._bind(binding, restarted=restarted)
 
-    def _bind(
-        self,
-        cfg: dict[str, Any] | list[dict[str, Any]],
-        run_id: str,
-        stored_run_uris: list[str],
-        ledger: Any = None,
-        batch: dict[str, Any] | None = None,
-        detach: bool = False,
-        shards: int = 1,
-        siblings: list[str] | None = None,
-        gated: bool = False,
-        *,
-        restarted: bool = False,
-    ) -> None:
+    def _bind(self, binding: Binding, *, restarted: bool = False) -> None:
         """Everything that belongs to one sweep: its entries, limits, stores, ledger, batch mode, gate."""
+        cfg, run_id, stored_run_uris, ledger, batch, detach, shards, siblings, gated = binding
         cfgs = [VendorConfig.model_validate(c) for c in (cfg if isinstance(cfg, list) else [cfg])]
         self.entries = {c.name: _Entry(c) for c in cfgs}  # the entries of one account
         self.cfg = cfgs[0]
@@ -241,17 +244,19 @@ class VendorActor:
             import_adapter(c.adapter)
 
     async def rebind(self, *binding: Any) -> None:
-        """Serve another sweep from this process, as if started with `binding` (the constructor's
-        arguments, in order; `jobs.sweep.vendor_pool`: a driver that runs several sweeps keeps its actors).
+        """Serve another sweep from this process, as if started with `binding` (`Binding`: the
+        constructor's arguments, in order): a driver that runs several sweeps keeps its actors
+        (`jobs.sweep.vendor_pool.park`).
 
-        Why: starting an actor is a new process importing Ray, Tribunal and an SDK (0.9-1.7 CPU-s,
-        `benchmarks/actor_start.py`); everything of the last sweep (its clients, closed by
-        `close`, its stores, counters, gate and budget) is dropped here and built again lazily, as in
-        a new actor. What was frozen for the last sweep (`_freeze`) is handed back to the collector.
-        Only an actor whose `close` answered is rebound (`vendor_pool.park`)."""
-        record_binding(list(binding))
+        Why: starting an actor is a new process importing Ray, Tribunal and an SDK (0.9-2.7 CPU-s
+        by SDK and host, `benchmarks/actor_start.py`). Everything of the last sweep (its clients,
+        closed by `close`, its stores, counters, gate and budget) is dropped here and built again
+        lazily, as in a new actor; what was frozen for it (`_freeze`) is handed back to the
+        collector. Only an actor whose `close` answered is rebound."""
+        bound = Binding(*binding)
+        record_binding(bound)
         gc.unfreeze()
-        self._bind(*binding)
+        self._bind(bound)
         gc.collect()
 
     def _entry(self, name: str | None) -> _Entry:
