@@ -35,7 +35,7 @@ from evalcore.config.models import TribunalConfig, VendorConfig
 from evalcore.errors import VendorError
 from evalcore.vendors.protocol import JudgeReply, JudgeRequest, T
 from evalcore.vendors.sharding import account_config, actor_count, group_by_account, shard_of
-from jobs.sweep.actors import RemoteVendor, VendorActor, forget_binding
+from jobs.sweep.actors import Binding, RemoteVendor, VendorActor, forget_binding
 
 #: Counters that are not sums over the actors of an entry (the rest of `VendorActor.stats` are).
 _NOT_SUMMED = {"uptime_s": max}
@@ -115,8 +115,8 @@ def start_account(
     names = [actor_name(run_id, label, i, n) for i in range(n)]
     nodes = spread_nodes() if n > 1 else []
     cfgs = [m.model_dump(mode="json") for m in members]
-    if reuse and n == 1 and (parked := _unpark(sdks_of(members), [cfgs, run_id, stored_runs, ledger, batch, detach,
-                                                                    n, [], gated])) is not None:
+    if reuse and n == 1 and (parked := _unpark(sdks_of(members), Binding(cfgs, run_id, stored_runs, ledger, batch,
+                                                                           detach, n, [], gated))) is not None:
         return (parked,)
     handles = []
     for i, name in enumerate(names):
@@ -228,7 +228,7 @@ def park(pool: VendorPool) -> bool:
     return parking.put(pool.sdks, pool.handles[0], _connection())
 
 
-def _unpark(sdks: tuple[str, ...], binding: list[Any]) -> Any | None:
+def _unpark(sdks: tuple[str, ...], binding: Binding) -> Any | None:
     """The actor parked for `sdks`, bound to a new sweep (`VendorActor.rebind`); None when there is
     none, or it did not answer (it is killed, and the caller starts a new one)."""
     handle = parking.take(sdks, _connection())
