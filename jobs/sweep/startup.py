@@ -230,6 +230,16 @@ def settle_preflight(sent: PreflightInFlight, run_uri: str, attempt: int, *, wai
         return []
 
 
+def _closed(actor: Any) -> bool:
+    """Whether `actor` closed (its calls on the wire answered, its batch queue flushed); a dead
+    actor has nothing left to close."""
+    try:
+        ray.get(actor.close.remote(), timeout=30)
+    except Exception:
+        return False
+    return True
+
+
 def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait: bool) -> None:
     """No actor outlives its sweep (also on errors, e.g. a failed preflight), but one closed actor
     per account kept, idle, for the driver's next sweep (`vendor_pool.park`).
@@ -239,14 +249,8 @@ def stop_actors(actors: dict[str, vendor_pool.VendorPool], ledger: Any, *, wait:
     pools = {p.handles: p for p in actors.values()}  # an account's entries share their actors
     for pool in pools.values():
         for a in pool.handles:
-            if wait:
-                try:
-                    ray.get(a.close.remote(), timeout=30)
-                except Exception:  # a dead actor has nothing left to close
-                    pass
-                else:
-                    if vendor_pool.park(pool):  # closed: it may serve this driver's next sweep
-                        continue
+            if wait and _closed(a) and vendor_pool.park(pool):  # it may serve this driver's next sweep
+                continue
             vendor_pool.retire(a)
     if ledger is not None:
         ray.kill(ledger)

@@ -157,9 +157,7 @@ class _Parking:
     def take(self, sdks: tuple[str, ...], here: str) -> Any | None:
         """The actor parked for `sdks` on connection `here`, no longer parked (None: none)."""
         with self.lock:
-            if self.connection != here:
-                self._drop()
-                self.connection = here
+            self._on(here)
             handle, timer = self.actors.pop(sdks, (None, None))
         if timer is not None:
             timer.cancel()
@@ -168,9 +166,7 @@ class _Parking:
     def put(self, sdks: tuple[str, ...], handle: Any, here: str) -> bool:
         """Park `handle` for `sdks` (False: one is parked for them already)."""
         with self.lock:
-            if self.connection != here:
-                self._drop()
-                self.connection = here
+            self._on(here)
             if sdks in self.actors:
                 return False
             timer = threading.Timer(PARK_IDLE_S, self._expire, (sdks, handle))
@@ -188,6 +184,12 @@ class _Parking:
             retire(handle)
         except Exception:  # the driver disconnected meanwhile: the actor went with its job
             pass
+
+    def _on(self, here: str) -> None:
+        """Called with the lock held: what was parked on another connection is forgotten."""
+        if self.connection != here:
+            self._drop()
+            self.connection = here
 
     def _drop(self) -> None:
         for _, timer in self.actors.values():
